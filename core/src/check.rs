@@ -1,0 +1,246 @@
+//! The load-time checks of a module before anything of it runs: the TDM IPC exports (DESIGN
+//! section 2), every import against the allowlist with its exact signature (promise 3), and the
+//! declared memory against the policy. `Inspection` is the full report `tdm inspect` prints.
+
+use crate::policy::{Policy, WASM_PAGE_BYTES};
+use crate::reason::{BlockedReason, Failure};
+use crate::wasi::{self, Signature};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use wasmi::{ExternType, FuncType, Module, ValType};
+
+/// Which import surface a module is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// A hub plugin: the TDM IPC exports are required and only the sandbox-safe part of WASI
+    /// Preview1 may be imported (no filesystem, no sockets).
+    Marketplace,
+    /// A WASI command run by `tdm exec`: `_start` is required and all of Preview1 may be
+    /// imported (what the sandbox does not offer answers with a WASI errno).
+    Command,
+}
+
+/// One export the ABI requires, with its expected type.
+struct RequiredExport {
+    name: &'static str,
+    params: &'static [ValType],
+    results: &'static [ValType],
+}
+
+const I32: ValType = ValType::I32;
+
+/// The TDM IPC exports of DESIGN section 2 (besides `memory`).
+const PLUGIN_EXPORTS: [RequiredExport; 3] = [
+    RequiredExport { name: "tdm_alloc", params: &[I32], results: &[I32] },
+    RequiredExport { name: "tdm_free", params: &[I32, I32], results: &[] },
+    RequiredExport { name: "tdm_plugin_execute_intent", params: &[I32, I32], results: &[I32] },
+];
+
+/// The optional reactor start of a plugin.
+const INITIALIZE: RequiredExport = RequiredExport { name: "_initialize", params: &[], results: &[] };
+/// The entry point of a command module.
+const START: RequiredExport = RequiredExport { name: "_start", params: &[], results: &[] };
+
+/// The verdict on one import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportVerdict {
+    /// On the allowlist with the right signature.
+    Allowed,
+    /// Rejected, with why.
+    Rejected(String),
+}
+
+/// One import of the module and its verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportReport {
+    /// The import's module name.
+    pub module: String,
+    /// The import's field name.
+    pub name: String,
+    /// Its type, rendered (`func (i32, i32) -> i32`, `memory`, ...).
+    pub ty: String,
+    /// Allowed or rejected.
+    pub verdict: ImportVerdict,
+}
+
+/// One export of the module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportReport {
+    /// The export's name.
+    pub name: String,
+    /// Its type, rendered.
+    pub ty: String,
+}
+
+/// The declared limits of the module's memory, in pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// Initial pages.
+    pub minimum_pages: u64,
+    /// Maximum pages, if declared.
+    pub maximum_pages: Option<u64>,
+}
+
+/// Everything the load-time checks found, and the verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspection {
+    /// Every export.
+    pub exports: Vec<ExportReport>,
+    /// Every import, with its verdict.
+    pub imports: Vec<ImportReport>,
+    /// The exported memory's limits, if the module exports one.
+    pub memory: Option<MemoryReport>,
+    /// Every failure found, in the order load reports them (imports, exports, memory).
+    pub failures: Vec<Failure>,
+}
+
+impl Inspection {
+    /// Runs every check on a parsed module.
+    pub fn of(module: &Module, policy: &Policy, profile: Profile) -> Self {
+        let exports = module
+            .exports()
+            .map(|e| ExportReport { name: e.name().to_string(), ty: render_extern(e.ty()) })
+            .collect();
+        let imports: Vec<ImportReport> = module
+            .imports()
+            .map(|i| ImportReport {
+                module: i.module().to_string(),
+                name: i.name().to_string(),
+                ty: render_extern(i.ty()),
+                verdict: check_import(i.module(), i.name(), i.ty(), profile),
+            })
+            .collect();
+        let mut failures = Vec::new();
+        let offenders: Vec<String> = imports
+            .iter()
+            .filter_map(|i| match &i.verdict {
+                ImportVerdict::Rejected(why) => Some(format!("{}.{} ({why})", i.module, i.name)),
+                ImportVerdict::Allowed => None,
+            })
+            .collect();
+        if !offenders.is_empty() {
+            failures.push(Failure::new(
+                BlockedReason::ImportNotAllowed,
+                format!("{} rejected: {}.", offenders.len(), offenders.join("; ")),
+            ));
+        }
+        let mismatches = check_exports(module, profile);
+        if !mismatches.is_empty() {
+            failures.push(Failure::new(BlockedReason::AbiMismatch, mismatches.join("; ") + "."));
+        }
+        let memory = match module.get_export("memory") {
+            Some(ExternType::Memory(ty)) => Some(MemoryReport {
+                minimum_pages: ty.minimum(),
+                maximum_pages: ty.maximum(),
+            }),
+            _ => None,
+        };
+        if let Some(memory) = memory {
+            if let Err(failure) = policy.check_initial_memory(memory.minimum_pages) {
+                failures.push(failure);
+            }
+        }
+        Self { exports, imports, memory, failures }
+    }
+
+    /// The first failure, which is what loading the module reports.
+    pub fn verdict(&self) -> Result<(), &Failure> {
+        self.failures.first().map_or(Ok(()), Err)
+    }
+}
+
+/// Checks one import against the profile's allowlist.
+fn check_import(module: &str, name: &str, ty: &ExternType, profile: Profile) -> ImportVerdict {
+    let ExternType::Func(func) = ty else {
+        return ImportVerdict::Rejected(String::from("only function imports are allowed"));
+    };
+    let expected: Option<&Signature> = match module {
+        wasi::MODULE => wasi::PREVIEW1.iter().find(|s| s.name == name),
+        _ => None,
+    };
+    let Some(expected) = expected else {
+        return ImportVerdict::Rejected(format!("`{module}.{name}` is not on the allowlist"));
+    };
+    if profile == Profile::Marketplace && !expected.plugin_safe {
+        return ImportVerdict::Rejected(String::from(
+            "not available to plugins: filesystem and socket access are denied in the marketplace profile",
+        ));
+    }
+    if func.params() != expected.params || func.results() != expected.results {
+        return ImportVerdict::Rejected(format!(
+            "wrong signature: expected {}, found {}",
+            render_sig(expected.params, expected.results),
+            render_func(func)
+        ));
+    }
+    ImportVerdict::Allowed
+}
+
+/// Checks the exports the profile requires, returning one line per problem.
+fn check_exports(module: &Module, profile: Profile) -> Vec<String> {
+    let mut problems = Vec::new();
+    let required: &[RequiredExport] = match profile {
+        Profile::Marketplace => &PLUGIN_EXPORTS,
+        Profile::Command => core::slice::from_ref(&START),
+    };
+    match module.get_export("memory") {
+        Some(ExternType::Memory(ty)) if !ty.is_64() => {}
+        Some(ExternType::Memory(_)) => problems.push(String::from("export `memory` must be a 32-bit memory")),
+        Some(other) => problems.push(format!("export `memory` must be a memory, found {}", render_extern(&other))),
+        None if profile == Profile::Command => {}
+        None => problems.push(String::from("missing export `memory` (the plugin's linear memory)")),
+    }
+    for export in required {
+        check_func_export(module, export, true, &mut problems);
+    }
+    if profile == Profile::Marketplace {
+        check_func_export(module, &INITIALIZE, false, &mut problems);
+    }
+    problems
+}
+
+fn check_func_export(module: &Module, export: &RequiredExport, required: bool, problems: &mut Vec<String>) {
+    let expected = render_sig(export.params, export.results);
+    match module.get_export(export.name) {
+        Some(ExternType::Func(func)) if func.params() == export.params && func.results() == export.results => {}
+        Some(other) => problems.push(format!(
+            "export `{}` must be func {expected}, found {}",
+            export.name,
+            render_extern(&other)
+        )),
+        None if required => problems.push(format!("missing export `{}` (func {expected})", export.name)),
+        None => {}
+    }
+}
+
+fn render_types(types: &[ValType]) -> String {
+    let names: Vec<String> = types.iter().map(|t| format!("{t:?}").to_lowercase()).collect();
+    format!("({})", names.join(", "))
+}
+
+fn render_sig(params: &[ValType], results: &[ValType]) -> String {
+    format!("{} -> {}", render_types(params), render_types(results))
+}
+
+fn render_func(func: &FuncType) -> String {
+    render_sig(func.params(), func.results())
+}
+
+/// Renders an extern type for reports.
+pub fn render_extern(ty: &ExternType) -> String {
+    match ty {
+        ExternType::Func(func) => format!("func {}", render_func(func)),
+        ExternType::Memory(mem) => match mem.maximum() {
+            Some(max) => format!("memory {}..{max} pages", mem.minimum()),
+            None => format!("memory {}.. pages", mem.minimum()),
+        },
+        ExternType::Table(_) => String::from("table"),
+        ExternType::Global(_) => String::from("global"),
+    }
+}
+
+/// Bytes of `pages` wasm pages.
+pub fn pages_to_bytes(pages: u64) -> u64 {
+    pages.saturating_mul(WASM_PAGE_BYTES)
+}

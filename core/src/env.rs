@@ -1,0 +1,98 @@
+//! Everything nondeterministic a sandbox sees (clocks, entropy, sleeping, the wall clock behind
+//! the deadline) comes through the one `Environment` trait that the embedder implements. The
+//! default, `VirtualEnvironment`, is a virtual clock and a seeded generator: a run is
+//! reproducible from its seed.
+
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A WASI clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// Wall-clock time since the Unix epoch.
+    Realtime,
+    /// A clock that never goes back.
+    Monotonic,
+    /// CPU time of the process.
+    ProcessCpu,
+    /// CPU time of the thread.
+    ThreadCpu,
+}
+
+impl Clock {
+    /// Maps a WASI clock id.
+    pub fn from_wasi(id: u32) -> Option<Self> {
+        match id {
+            0 => Some(Self::Realtime),
+            1 => Some(Self::Monotonic),
+            2 => Some(Self::ProcessCpu),
+            3 => Some(Self::ThreadCpu),
+            _ => None,
+        }
+    }
+}
+
+/// The embedder's source of every nondeterministic input.
+pub trait Environment: Send {
+    /// The time of `clock` in nanoseconds.
+    fn now_ns(&mut self, clock: Clock) -> u64;
+    /// The resolution of `clock` in nanoseconds.
+    fn resolution_ns(&self, clock: Clock) -> u64;
+    /// Fills `dest` with random bytes.
+    fn fill_random(&mut self, dest: &mut [u8]);
+    /// Waits `ns` nanoseconds (a virtual clock just advances).
+    fn sleep_ns(&mut self, ns: u64);
+    /// Nanoseconds on the host's own monotonic wall clock, used for the intent deadline; `None`
+    /// when this host enforces no wall-clock deadline (fuel alone bounds the intent).
+    fn deadline_clock_ns(&mut self) -> Option<u64> {
+        None
+    }
+}
+
+/// Where the virtual realtime clock starts: 2024-01-01T00:00:00Z.
+pub const VIRTUAL_EPOCH_NS: u64 = 1_704_067_200_000_000_000;
+/// How far the virtual clocks advance on every read: 1 microsecond.
+pub const VIRTUAL_TICK_NS: u64 = 1_000;
+
+/// A deterministic environment: clocks that advance by `VIRTUAL_TICK_NS` per read and by the
+/// requested amount per sleep, and a ChaCha8 generator seeded from `seed`.
+#[derive(Debug, Clone)]
+pub struct VirtualEnvironment {
+    elapsed_ns: u64,
+    rng: ChaCha8Rng,
+}
+
+impl VirtualEnvironment {
+    /// A virtual environment whose entropy is derived from `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self { elapsed_ns: 0, rng: ChaCha8Rng::seed_from_u64(seed) }
+    }
+}
+
+impl Default for VirtualEnvironment {
+    fn default() -> Self {
+        Self::new(0)
+    }
+}
+
+impl Environment for VirtualEnvironment {
+    fn now_ns(&mut self, clock: Clock) -> u64 {
+        self.elapsed_ns = self.elapsed_ns.saturating_add(VIRTUAL_TICK_NS);
+        match clock {
+            Clock::Realtime => VIRTUAL_EPOCH_NS.saturating_add(self.elapsed_ns),
+            Clock::Monotonic | Clock::ProcessCpu | Clock::ThreadCpu => self.elapsed_ns,
+        }
+    }
+
+    fn resolution_ns(&self, _clock: Clock) -> u64 {
+        VIRTUAL_TICK_NS
+    }
+
+    fn fill_random(&mut self, dest: &mut [u8]) {
+        self.rng.fill_bytes(dest);
+    }
+
+    fn sleep_ns(&mut self, ns: u64) {
+        self.elapsed_ns = self.elapsed_ns.saturating_add(ns);
+    }
+}

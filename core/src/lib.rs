@@ -1,0 +1,58 @@
+//! # contour-core
+//!
+//! The `no_std` heart of Contour: it loads an untrusted WebAssembly plugin, checks it against
+//! the TDM IPC ABI and the import allowlist, and runs its intents under fuel, memory, stack and
+//! size limits, returning an outcome of one documented shape for every way a plugin can fail.
+//!
+//! ```
+//! use contour_core::{Plugin, Policy, Sandbox, VirtualEnvironment};
+//! use std::sync::Arc;
+//! # let wasm = wat::parse_str(r#"(module (memory (export "memory") 1)
+//! #   (func (export "tdm_alloc") (param i32) (result i32) i32.const 1024)
+//! #   (func (export "tdm_free") (param i32 i32))
+//! #   (data (i32.const 16) "\21\00\00\00{\"status\":\"completed\",\"output\":1}")
+//! #   (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) i32.const 16))"#).unwrap();
+//! let plugin = Arc::new(Plugin::load(&wasm, Policy::default()).expect("passes the load checks"));
+//! let mut sandbox = Sandbox::new(plugin, Box::new(VirtualEnvironment::new(7)));
+//! let report = sandbox.execute("echo", &serde_json::json!({"x": 1}));
+//! assert!(report.outcome.is_completed(), "{}", report.outcome.json);
+//! ```
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`policy`] | the limits as data, with the default constraints |
+//! | [`reason`] | the `blockedReason` enum and the typed `Failure` |
+//! | [`check`] | export, import-allowlist and memory checks at load |
+//! | [`abi`] | the request bytes and bounds-checked response framing |
+//! | [`sandbox`] | load -> launch -> execute, fuel slices and the deadline |
+//! | [`wasi`] | the WASI Preview1 shim |
+//! | [`fs`] | the read-only filesystem trait behind `tdm exec --dir` |
+//! | [`env`] | the one trait for clocks, entropy and the deadline clock |
+//! | [`outcome`] | the outcome JSON and the per-intent report |
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
+pub mod abi;
+pub mod check;
+pub mod env;
+pub mod fs;
+pub mod outcome;
+pub mod policy;
+pub mod reason;
+pub mod sandbox;
+mod state;
+pub mod wasi;
+
+pub use check::{Inspection, Profile};
+pub use env::{Clock, Environment, VirtualEnvironment};
+pub use outcome::{IntentReport, Outcome, Status};
+pub use policy::{Compilation, Policy};
+pub use reason::{BlockedReason, Failure};
+pub use sandbox::{run_command, CommandExit, CommandReport, Plugin, Sandbox};
+pub use state::HostState;
+pub use wasi::WasiConfig;

@@ -1,0 +1,159 @@
+//! The limits a sandbox enforces, as data: one struct whose defaults are the default constraints
+//! of a new plugin, checked in one place (`Policy::validate`).
+
+use crate::reason::{BlockedReason, Failure};
+use alloc::format;
+
+/// One WebAssembly page: 64 KiB.
+pub const WASM_PAGE_BYTES: u64 = 65_536;
+
+/// Default linear memory limit: 64 MiB.
+pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 64 * 1024 * 1024;
+/// Default fuel per intent: about what wasmi 2.0 executes in 5 s on a 2 vCPU Xeon (measured by
+/// `make bench`, `fuel_rate` bench: ~1.2e9 fuel/s with fuel metering on), so the deterministic
+/// limit and the 5 s wall clock agree.
+pub const DEFAULT_FUEL_PER_INTENT: u64 = 6_000_000_000;
+/// Default wall-clock deadline per intent on std hosts: 5 s.
+pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+/// Default maximum call depth (Wasm frames).
+pub const DEFAULT_MAX_CALL_DEPTH: usize = 1_000;
+/// Default maximum request size: 1 MiB.
+pub const DEFAULT_MAX_REQUEST_BYTES: u32 = 1024 * 1024;
+/// Default maximum response size: 4 MiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u32 = 4 * 1024 * 1024;
+/// Default capture for each of stdout and stderr: 64 KiB.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 * 1024;
+/// Default maximum module size: 32 MiB.
+pub const DEFAULT_MAX_MODULE_BYTES: usize = 32 * 1024 * 1024;
+/// Default maximum elements per table.
+pub const DEFAULT_MAX_TABLE_ELEMENTS: usize = 100_000;
+/// Default maximum number of tables.
+pub const DEFAULT_MAX_TABLES: usize = 8;
+/// Default fuel handed out per slice between deadline checks.
+pub const DEFAULT_FUEL_SLICE: u64 = 4_000_000;
+
+/// How wasmi compiles a module's functions. Fuel stays deterministic in every mode because
+/// Contour sets wasmi's translation and validation fuel costs to zero (see docs/ABI.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compilation {
+    /// Parse eagerly; validate and translate each function on its first call (fastest start).
+    #[default]
+    Lazy,
+    /// Validate everything at load; translate each function on its first call.
+    LazyTranslation,
+    /// Validate and translate everything at load.
+    Eager,
+}
+
+/// The limits for one plugin. Every field is overridable; `Policy::default()` is the default
+/// constraints of a new plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// Linear memory limit in bytes (per memory; a plugin has one).
+    pub max_memory_bytes: u64,
+    /// Fuel budget per intent (also the budget of start function and `_initialize`).
+    pub fuel_per_intent: u64,
+    /// Wall-clock deadline per intent in milliseconds, enforced by hosts that have a clock.
+    pub timeout_ms: u64,
+    /// Maximum Wasm call depth.
+    pub max_call_depth: usize,
+    /// Maximum request size in bytes.
+    pub max_request_bytes: u32,
+    /// Maximum response size in bytes (the JSON, without the 4-byte length).
+    pub max_response_bytes: u32,
+    /// Maximum captured bytes for each of stdout and stderr; the rest is dropped and counted.
+    pub max_output_bytes: usize,
+    /// Maximum module size in bytes.
+    pub max_module_bytes: usize,
+    /// Maximum elements of any one table.
+    pub max_table_elements: usize,
+    /// Maximum number of tables.
+    pub max_tables: usize,
+    /// Maximum number of instances per store (a plugin is one).
+    pub max_instances: usize,
+    /// Fuel handed out between two deadline checks.
+    pub fuel_slice: u64,
+    /// How functions are compiled.
+    pub compilation: Compilation,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
+            fuel_per_intent: DEFAULT_FUEL_PER_INTENT,
+            timeout_ms: DEFAULT_TIMEOUT_MS,
+            max_call_depth: DEFAULT_MAX_CALL_DEPTH,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            max_module_bytes: DEFAULT_MAX_MODULE_BYTES,
+            max_table_elements: DEFAULT_MAX_TABLE_ELEMENTS,
+            max_tables: DEFAULT_MAX_TABLES,
+            max_instances: 1,
+            fuel_slice: DEFAULT_FUEL_SLICE,
+            compilation: Compilation::Lazy,
+        }
+    }
+}
+
+/// A policy field that cannot be honoured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyError {
+    /// The field must be greater than zero.
+    Zero(&'static str),
+    /// The memory limit is above what a 32-bit memory can address (4 GiB).
+    MemoryAbove4GiB(u64),
+}
+
+impl core::fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Zero(field) => write!(f, "policy field `{field}` must be greater than zero"),
+            Self::MemoryAbove4GiB(bytes) => {
+                write!(f, "memory limit {bytes} bytes is above the 4 GiB a wasm32 memory can address")
+            }
+        }
+    }
+}
+
+impl Policy {
+    /// Checks that every limit is usable.
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        let nonzero: [(&'static str, u64); 6] = [
+            ("fuel_per_intent", self.fuel_per_intent),
+            ("max_call_depth", self.max_call_depth as u64),
+            ("max_request_bytes", u64::from(self.max_request_bytes)),
+            ("max_module_bytes", self.max_module_bytes as u64),
+            ("max_instances", self.max_instances as u64),
+            ("fuel_slice", self.fuel_slice),
+        ];
+        if let Some((field, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
+            return Err(PolicyError::Zero(field));
+        }
+        if self.max_memory_bytes > 4 * 1024 * 1024 * 1024 {
+            return Err(PolicyError::MemoryAbove4GiB(self.max_memory_bytes));
+        }
+        Ok(())
+    }
+
+    /// The memory limit in whole pages.
+    pub fn max_memory_pages(&self) -> u64 {
+        self.max_memory_bytes / WASM_PAGE_BYTES
+    }
+
+    /// Checks a memory's declared minimum (in pages) against the limit.
+    pub fn check_initial_memory(&self, minimum_pages: u64) -> Result<(), Failure> {
+        if minimum_pages > self.max_memory_pages() {
+            return Err(Failure::new(
+                BlockedReason::MemoryLimitExceeded,
+                format!(
+                    "The module declares {minimum_pages} initial pages ({} bytes); the limit is {} bytes.",
+                    minimum_pages.saturating_mul(WASM_PAGE_BYTES),
+                    self.max_memory_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,501 @@
+//! The one path an intent takes: request -> `Sandbox` -> ABI -> wasmi -> `Outcome`. A `Plugin`
+//! is a checked module (load); a `Sandbox` owns one live instance of it (launch) and runs
+//! intents on it (execute); any host-side failure discards the instance, and the next intent
+//! runs in a fresh one. `run_command` runs a WASI command's `_start` the same way.
+
+use crate::abi;
+use crate::check::{Inspection, Profile};
+use crate::env::Environment;
+use crate::outcome::{IntentReport, Outcome};
+use crate::policy::{Compilation, Policy, WASM_PAGE_BYTES};
+use crate::reason::{BlockedReason, Failure};
+use crate::state::HostState;
+use crate::wasi::{self, WasiConfig, WasiState};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::ToString;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use serde_json::Value;
+use wasmi::errors::ErrorKind;
+use wasmi::{
+    CompilationMode, Config, CustomFuelCosts, Engine, Linker, Memory, Module, Store, StoreLimitsBuilder, TrapCode,
+    TypedFunc, TypedResumableCall, WasmParams, WasmResults,
+};
+
+/// A module that passed every load-time check, ready to launch any number of times.
+pub struct Plugin {
+    engine: Engine,
+    module: Module,
+    linker: Linker<HostState>,
+    policy: Policy,
+    inspection: Inspection,
+}
+
+/// Builds the engine configuration a policy implies: fuel on, compilation fuel off (so fuel is
+/// deterministic in every compilation mode), the call-depth limit, no multi-memory.
+fn engine_for(policy: &Policy) -> Engine {
+    let mut config = Config::default();
+    config
+        .consume_fuel(true)
+        .fuel_cost(CustomFuelCosts {
+            bytes_copied_per_fuel: 64,
+            fuel_per_bytes_translated: 0,
+            fuel_per_bytes_validated: 0,
+        })
+        .compilation_mode(match policy.compilation {
+            Compilation::Lazy => CompilationMode::Lazy,
+            Compilation::LazyTranslation => CompilationMode::LazyTranslation,
+            Compilation::Eager => CompilationMode::Eager,
+        })
+        .set_max_recursion_depth(policy.max_call_depth)
+        .wasm_multi_memory(false);
+    Engine::new(&config)
+}
+
+impl Plugin {
+    /// Parses `bytes` as a plugin (marketplace profile) and runs every load-time check.
+    pub fn load(bytes: &[u8], policy: Policy) -> Result<Self, Failure> {
+        Self::load_as(bytes, policy, Profile::Marketplace)
+    }
+
+    /// Parses `bytes` for `profile` and runs every load-time check; the first failure found
+    /// (imports, then exports, then memory) is the error.
+    pub fn load_as(bytes: &[u8], policy: Policy, profile: Profile) -> Result<Self, Failure> {
+        let (engine, module, inspection) = Self::parse(bytes, &policy, profile)?;
+        if let Err(failure) = inspection.verdict() {
+            return Err(failure.clone());
+        }
+        let mut linker = Linker::new(&engine);
+        wasi::link(&mut linker)
+            .map_err(|e| Failure::new(BlockedReason::InvalidModule, format!("Linking the WASI shim failed: {e}.")))?;
+        Ok(Self { engine, module, linker, policy, inspection })
+    }
+
+    /// Parses and checks `bytes` without deciding: the full report, including every failure.
+    /// Function bodies are fully validated here whatever the compilation mode.
+    pub fn inspect(bytes: &[u8], policy: &Policy, profile: Profile) -> Result<Inspection, Failure> {
+        let (engine, _, inspection) = Self::parse(bytes, policy, profile)?;
+        Module::validate(&engine, bytes).map_err(|e| invalid_module(&e))?;
+        Ok(inspection)
+    }
+
+    fn parse(bytes: &[u8], policy: &Policy, profile: Profile) -> Result<(Engine, Module, Inspection), Failure> {
+        policy
+            .validate()
+            .map_err(|e| Failure::new(BlockedReason::InvalidModule, format!("The policy is unusable: {e}.")))?;
+        if bytes.len() > policy.max_module_bytes {
+            return Err(Failure::new(
+                BlockedReason::ModuleTooLarge,
+                format!("It has {} bytes; the limit is {}.", bytes.len(), policy.max_module_bytes),
+            ));
+        }
+        let engine = engine_for(policy);
+        let module = Module::new(&engine, bytes).map_err(|e| invalid_module(&e))?;
+        let inspection = Inspection::of(&module, policy, profile);
+        Ok((engine, module, inspection))
+    }
+
+    /// The load-time report.
+    pub fn inspection(&self) -> &Inspection {
+        &self.inspection
+    }
+
+    /// The policy this plugin runs under.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+}
+
+fn invalid_module(error: &wasmi::Error) -> Failure {
+    Failure::new(BlockedReason::InvalidModule, format!("{error}."))
+}
+
+/// Fuel and deadline accounting for one run (an intent, a launch, or a command).
+struct Meter {
+    budget: u64,
+    given: u64,
+    slice: u64,
+    deadline: Option<(u64, u64)>,
+}
+
+impl Meter {
+    /// Starts a run: the store gets its first slice and the deadline clock is read.
+    fn start(store: &mut Store<HostState>, policy: &Policy) -> Self {
+        let started = store.data_mut().env.deadline_clock_ns();
+        let timeout_ns = policy.timeout_ms.saturating_mul(1_000_000);
+        let mut meter = Self {
+            budget: policy.fuel_per_intent,
+            given: 0,
+            slice: policy.fuel_slice,
+            deadline: started.map(|t| (t, timeout_ns)),
+        };
+        meter.give(store, 0);
+        meter
+    }
+
+    /// Hands out the whole remaining budget at once (for the start function, which wasmi
+    /// cannot run in slices).
+    fn give_all(&mut self, store: &mut Store<HostState>) {
+        let rest = self.budget - self.given;
+        self.give(store, rest);
+    }
+
+    fn give(&mut self, store: &mut Store<HostState>, extra: u64) {
+        let amount = if self.given == 0 { self.slice.min(self.budget).max(extra) } else { extra };
+        let amount = amount.min(self.budget - self.given);
+        self.given += amount;
+        let current = store.get_fuel().unwrap_or(0);
+        // Fuel metering is always on for a sandbox engine, so this cannot fail.
+        let _ = store.set_fuel(current.saturating_add(amount));
+    }
+
+    fn used(&self, store: &Store<HostState>) -> u64 {
+        self.given.saturating_sub(store.get_fuel().unwrap_or(0))
+    }
+
+    fn check_deadline(&self, store: &mut Store<HostState>) -> Result<(), Failure> {
+        if let Some((started, timeout_ns)) = self.deadline {
+            let now = store.data_mut().env.deadline_clock_ns().unwrap_or(started);
+            if now.saturating_sub(started) > timeout_ns {
+                return Err(Failure::new(
+                    BlockedReason::DeadlineExceeded,
+                    format!("The limit is {} ms.", timeout_ns / 1_000_000),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Called when the store ran out of fuel: checks the deadline, then adds slices until the
+    /// next basic block can run, or fails with `fuel_exhausted` when the budget is spent.
+    fn refuel(&mut self, store: &mut Store<HostState>, required: u64) -> Result<(), Failure> {
+        self.check_deadline(store)?;
+        loop {
+            let available = store.get_fuel().unwrap_or(0);
+            if available >= required {
+                return Ok(());
+            }
+            if self.given >= self.budget {
+                return Err(Failure::new(BlockedReason::FuelExhausted, format!("The budget is {} fuel.", self.budget)));
+            }
+            self.give(store, self.slice.max(required - available));
+        }
+    }
+
+    /// Calls `func` in fuel slices, checking the deadline between slices.
+    fn call<P: WasmParams, R: WasmResults>(
+        &mut self,
+        store: &mut Store<HostState>,
+        func: &TypedFunc<P, R>,
+        params: P,
+    ) -> Result<R, Failure> {
+        let mut call = func.call_resumable(&mut *store, params).map_err(|e| failure_of(&e, store))?;
+        loop {
+            match call {
+                TypedResumableCall::Finished(results) => return Ok(results),
+                TypedResumableCall::OutOfFuel(pending) => {
+                    self.refuel(store, pending.required_fuel())?;
+                    call = pending.resume(&mut *store).map_err(|e| failure_of(&e, store))?;
+                }
+                TypedResumableCall::HostTrap(trap) => return Err(failure_of(trap.host_error(), store)),
+            }
+        }
+    }
+}
+
+/// Maps a wasmi error to the host's failure vocabulary.
+fn failure_of(error: &wasmi::Error, store: &Store<HostState>) -> Failure {
+    if let Some(code) = error.i32_exit_status() {
+        let mut failure = Failure::new(BlockedReason::PluginExited, format!("Exit code {code}."));
+        failure.exit_code = Some(code);
+        return failure;
+    }
+    if let Some(failure) = error.downcast_ref::<Failure>() {
+        return failure.clone();
+    }
+    if let Some(code) = error.as_trap_code() {
+        return match code {
+            TrapCode::OutOfFuel => Failure::new(BlockedReason::FuelExhausted, "The budget ran out."),
+            TrapCode::StackOverflow => Failure::new(BlockedReason::StackExhausted, "The call stack overflowed."),
+            TrapCode::GrowthOperationLimited if growth_was_memory(store) => Failure::new(
+                BlockedReason::MemoryLimitExceeded,
+                format!("memory.grow past the limit of {} bytes.", store.data().limits_memory_bytes()),
+            ),
+            TrapCode::GrowthOperationLimited => {
+                Failure::new(BlockedReason::ResourceLimitExceeded, "table.grow past the table limit.")
+            }
+            TrapCode::OutOfSystemMemory => {
+                Failure::new(BlockedReason::ResourceLimitExceeded, "The host is out of memory for this instance.")
+            }
+            other => Failure::new(BlockedReason::PluginTrap, format!("Trap: {other}.")),
+        };
+    }
+    match error.kind() {
+        ErrorKind::Memory(e) => Failure::new(BlockedReason::MemoryLimitExceeded, format!("{e}.")),
+        ErrorKind::Table(e) => Failure::new(BlockedReason::ResourceLimitExceeded, format!("{e}.")),
+        ErrorKind::Wasm(_) | ErrorKind::Translation(_) | ErrorKind::Read(_) | ErrorKind::UserLimits(_) => {
+            Failure::new(BlockedReason::InvalidModule, format!("{error}."))
+        }
+        ErrorKind::Instantiation(_) | ErrorKind::Linker(_) => {
+            Failure::new(BlockedReason::ResourceLimitExceeded, format!("Instantiation failed: {error}."))
+        }
+        _ => Failure::new(BlockedReason::PluginTrap, format!("{error}.")),
+    }
+}
+
+/// Whether a failed growth was the memory's (it is within one page of the limit).
+fn growth_was_memory(store: &Store<HostState>) -> bool {
+    let Some(memory) = store.data().memory else {
+        return true;
+    };
+    let size = memory.size(store).saturating_mul(WASM_PAGE_BYTES);
+    size.saturating_add(WASM_PAGE_BYTES) > store.data().limits_memory_bytes()
+}
+
+impl HostState {
+    fn limits_memory_bytes(&self) -> u64 {
+        self.memory_limit
+    }
+}
+
+/// A live instance and its typed exports.
+struct Live {
+    store: Store<HostState>,
+    memory: Memory,
+    alloc: TypedFunc<i32, i32>,
+    free: TypedFunc<(i32, i32), ()>,
+    execute: TypedFunc<(i32, i32), i32>,
+}
+
+/// Creates a store for `plugin` with the policy's limits and the given environment.
+fn new_store(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig) -> Store<HostState> {
+    let policy = &plugin.policy;
+    let limits = StoreLimitsBuilder::new()
+        .memory_size(usize::try_from(policy.max_memory_bytes).unwrap_or(usize::MAX))
+        .table_elements(policy.max_table_elements)
+        .tables(policy.max_tables)
+        .instances(policy.max_instances)
+        .memories(1)
+        .trap_on_grow_failure(true)
+        .build();
+    let state = HostState {
+        limits,
+        env,
+        wasi: WasiState::new(wasi, policy.max_output_bytes),
+        memory: None,
+        memory_limit: policy.max_memory_bytes,
+    };
+    let mut store = Store::new(&plugin.engine, state);
+    store.limiter(|state| &mut state.limits);
+    store
+}
+
+/// Instantiates the module in `store` (start function under the full budget, which wasmi runs
+/// in one piece) and runs `_initialize` or nothing, under the same budget.
+fn instantiate(plugin: &Plugin, store: &mut Store<HostState>, meter: &mut Meter) -> Result<wasmi::Instance, Failure> {
+    meter.give_all(store);
+    let instance = plugin.linker.instantiate_and_start(&mut *store, &plugin.module).map_err(|e| failure_of(&e, store))?;
+    store.data_mut().memory = instance.get_memory(&*store, "memory");
+    if let Ok(init) = instance.get_typed_func::<(), ()>(&*store, "_initialize") {
+        meter.call(store, &init, ())?;
+    }
+    Ok(instance)
+}
+
+/// A plugin's sandbox: one live instance at a time, relaunched after any host-side failure.
+pub struct Sandbox {
+    plugin: Arc<Plugin>,
+    live: Option<Live>,
+    env: Option<Box<dyn Environment>>,
+    next_id: u64,
+    launch_fuel: u64,
+}
+
+/// Figures of the last launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchReport {
+    /// Fuel the start function and `_initialize` used.
+    pub fuel_used: u64,
+}
+
+impl Sandbox {
+    /// A sandbox for `plugin` whose nondeterminism comes from `env`. Nothing runs until the
+    /// first `launch` or `execute`.
+    pub fn new(plugin: Arc<Plugin>, env: Box<dyn Environment>) -> Self {
+        Self { plugin, live: None, env: Some(env), next_id: 1, launch_fuel: 0 }
+    }
+
+    /// The plugin this sandbox runs.
+    pub fn plugin(&self) -> &Arc<Plugin> {
+        &self.plugin
+    }
+
+    /// Launches a fresh instance, discarding the current one.
+    pub fn launch(&mut self) -> Result<LaunchReport, Failure> {
+        self.discard();
+        let env = self.env.take().ok_or_else(|| Failure::new(BlockedReason::PluginTrap, "The sandbox lost its environment."))?;
+        let mut store = new_store(&self.plugin, env, WasiConfig::plugin());
+        let mut meter = Meter::start(&mut store, &self.plugin.policy);
+        let result = instantiate(&self.plugin, &mut store, &mut meter).and_then(|instance| {
+            let memory = store.data().memory.ok_or_else(|| Failure::new(BlockedReason::AbiMismatch, "missing export `memory`."))?;
+            let typed = |name: &str| Failure::new(BlockedReason::AbiMismatch, format!("export `{name}` is unusable."));
+            Ok((
+                memory,
+                instance.get_typed_func::<i32, i32>(&store, "tdm_alloc").map_err(|_| typed("tdm_alloc"))?,
+                instance.get_typed_func::<(i32, i32), ()>(&store, "tdm_free").map_err(|_| typed("tdm_free"))?,
+                instance
+                    .get_typed_func::<(i32, i32), i32>(&store, "tdm_plugin_execute_intent")
+                    .map_err(|_| typed("tdm_plugin_execute_intent"))?,
+            ))
+        });
+        let fuel_used = meter.used(&store);
+        self.launch_fuel = fuel_used;
+        match result {
+            Ok((memory, alloc, free, execute)) => {
+                // Each intent starts from its own budget.
+                let _ = store.set_fuel(0);
+                store.data_mut().wasi.output.take_captured();
+                self.live = Some(Live { store, memory, alloc, free, execute });
+                Ok(LaunchReport { fuel_used })
+            }
+            Err(failure) => {
+                self.env = Some(store.into_data().env);
+                Err(failure)
+            }
+        }
+    }
+
+    /// Drops the live instance (the next intent launches a fresh one).
+    pub fn discard(&mut self) {
+        if let Some(live) = self.live.take() {
+            self.env = Some(live.store.into_data().env);
+        }
+    }
+
+    /// Whether an instance is live.
+    pub fn is_live(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// Fuel used by the last launch.
+    pub fn launch_fuel(&self) -> u64 {
+        self.launch_fuel
+    }
+
+    /// Runs intent `method` with `params` (serialized as a JSON-RPC 2.0 request).
+    pub fn execute(&mut self, method: &str, params: &Value) -> IntentReport {
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = abi::request(id, method, params);
+        self.execute_request(&request)
+    }
+
+    /// Runs one intent from raw JSON-RPC request bytes. Launches an instance first if none is
+    /// live; discards it after any host-side failure.
+    pub fn execute_request(&mut self, request: &[u8]) -> IntentReport {
+        if self.live.is_none() {
+            if let Err(failure) = self.launch() {
+                return failed_report(failure, self.launch_fuel, 0);
+            }
+        }
+        let Some(live) = self.live.as_mut() else {
+            return failed_report(Failure::new(BlockedReason::PluginTrap, "No instance."), 0, 0);
+        };
+        let policy = &self.plugin.policy;
+        let mut meter = Meter::start(&mut live.store, policy);
+        let result = run_intent(live, &mut meter, policy, request);
+        let fuel_used = meter.used(&live.store);
+        let peak_memory_bytes = live.memory.size(&live.store).saturating_mul(WASM_PAGE_BYTES);
+        let _ = live.store.set_fuel(0);
+        let (stdout, stderr, output_dropped) = live.store.data_mut().wasi.output.take_captured().unwrap_or_default();
+        let outcome = match result {
+            Ok(outcome) => outcome,
+            Err(failure) => {
+                self.discard();
+                Outcome::from_failure(failure)
+            }
+        };
+        IntentReport { outcome, fuel_used, peak_memory_bytes, stdout, stderr, output_dropped }
+    }
+}
+
+fn failed_report(failure: Failure, fuel_used: u64, peak_memory_bytes: u64) -> IntentReport {
+    IntentReport {
+        outcome: Outcome::from_failure(failure),
+        fuel_used,
+        peak_memory_bytes,
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        output_dropped: 0,
+    }
+}
+
+/// DESIGN section 3, steps 2-6.
+fn run_intent(live: &mut Live, meter: &mut Meter, policy: &Policy, request: &[u8]) -> Result<Outcome, Failure> {
+    let len = u32::try_from(request.len()).ok().filter(|len| *len <= policy.max_request_bytes).ok_or_else(|| {
+        Failure::new(
+            BlockedReason::RequestTooLarge,
+            format!("It has {} bytes; the limit is {}.", request.len(), policy.max_request_bytes),
+        )
+    })?;
+    let req = meter.call(&mut live.store, &live.alloc, len as i32)? as u32;
+    let memory_len = live.memory.data(&live.store).len();
+    abi::check_request_region(req, len, memory_len)?;
+    let start = req as usize;
+    live.memory.data_mut(&mut live.store)[start..start + request.len()].copy_from_slice(request);
+    let resp = meter.call(&mut live.store, &live.execute, (req as i32, len as i32))? as u32;
+    let memory = live.memory.data(&live.store);
+    let range = abi::response_range(memory, resp, policy.max_response_bytes)?;
+    let body = memory[range.clone()].to_vec();
+    meter.call(&mut live.store, &live.free, (req as i32, len as i32))?;
+    let framed = (range.end - resp as usize) as i32;
+    meter.call(&mut live.store, &live.free, (resp as i32, framed))?;
+    Outcome::from_response(body)
+}
+
+/// How a command module ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandExit {
+    /// `_start` returned (code 0) or it called `proc_exit(code)`.
+    Exited(i32),
+    /// The host stopped it.
+    Failed(Failure),
+}
+
+/// What running a command produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandReport {
+    /// How it ended.
+    pub exit: CommandExit,
+    /// Fuel used (start function and `_start`).
+    pub fuel_used: u64,
+}
+
+/// Runs a WASI command module's `_start` (loaded with `Profile::Command`) under the plugin's
+/// policy, with the given args, environment, files and output.
+pub fn run_command(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig) -> CommandReport {
+    let mut store = new_store(plugin, env, wasi);
+    let mut meter = Meter::start(&mut store, &plugin.policy);
+    let result = instantiate(plugin, &mut store, &mut meter).and_then(|instance| {
+        let start = instance
+            .get_typed_func::<(), ()>(&store, "_start")
+            .map_err(|_| Failure::new(BlockedReason::AbiMismatch, "export `_start` is unusable."))?;
+        meter.call(&mut store, &start, ())
+    });
+    let exit = match result {
+        Ok(()) => CommandExit::Exited(0),
+        Err(failure) if failure.reason == BlockedReason::PluginExited => {
+            CommandExit::Exited(failure.exit_code.unwrap_or(0))
+        }
+        Err(failure) => CommandExit::Failed(failure),
+    };
+    CommandReport { exit, fuel_used: meter.used(&store) }
+}
+
+impl wasmi::errors::HostError for Failure {}
+
+/// Renders a failure's reason for logs.
+pub fn describe(failure: &Failure) -> alloc::string::String {
+    failure.to_string()
+}
