@@ -26,10 +26,7 @@ pub fn region_end(ptr: u32, len: u32, memory_len: usize) -> Option<usize> {
 /// Checks the region `tdm_alloc` returned for the request.
 pub fn check_request_region(ptr: u32, len: u32, memory_len: usize) -> Result<(), Failure> {
     if ptr == 0 {
-        return Err(Failure::new(
-            BlockedReason::AllocationFailed,
-            format!("tdm_alloc({len}) returned 0."),
-        ));
+        return Err(Failure::new(BlockedReason::AllocationFailed, format!("tdm_alloc({len}) returned 0.")));
     }
     if region_end(ptr, len, memory_len).is_none() {
         return Err(Failure::new(

@@ -98,10 +98,8 @@ pub struct Inspection {
 impl Inspection {
     /// Runs every check on a parsed module.
     pub fn of(module: &Module, policy: &Policy, profile: Profile) -> Self {
-        let exports = module
-            .exports()
-            .map(|e| ExportReport { name: e.name().to_string(), ty: render_extern(e.ty()) })
-            .collect();
+        let exports =
+            module.exports().map(|e| ExportReport { name: e.name().to_string(), ty: render_extern(e.ty()) }).collect();
         let imports: Vec<ImportReport> = module
             .imports()
             .map(|i| ImportReport {
@@ -130,10 +128,9 @@ impl Inspection {
             failures.push(Failure::new(BlockedReason::AbiMismatch, mismatches.join("; ") + "."));
         }
         let memory = match module.get_export("memory") {
-            Some(ExternType::Memory(ty)) => Some(MemoryReport {
-                minimum_pages: ty.minimum(),
-                maximum_pages: ty.maximum(),
-            }),
+            Some(ExternType::Memory(ty)) => {
+                Some(MemoryReport { minimum_pages: ty.minimum(), maximum_pages: ty.maximum() })
+            }
             _ => None,
         };
         if let Some(memory) = memory {
@@ -204,11 +201,9 @@ fn check_func_export(module: &Module, export: &RequiredExport, required: bool, p
     let expected = render_sig(export.params, export.results);
     match module.get_export(export.name) {
         Some(ExternType::Func(func)) if func.params() == export.params && func.results() == export.results => {}
-        Some(other) => problems.push(format!(
-            "export `{}` must be func {expected}, found {}",
-            export.name,
-            render_extern(&other)
-        )),
+        Some(other) => {
+            problems.push(format!("export `{}` must be func {expected}, found {}", export.name, render_extern(&other)))
+        }
         None if required => problems.push(format!("missing export `{}` (func {expected})", export.name)),
         None => {}
     }

@@ -29,6 +29,7 @@
 //! | [`fs`] | the read-only filesystem trait behind `tdm exec --dir` |
 //! | [`env`] | the one trait for clocks, entropy and the deadline clock |
 //! | [`outcome`] | the outcome JSON and the per-intent report |
+//! | [`permission`] | the permissions an operator grants, parsed strictly |
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -42,6 +43,7 @@ pub mod check;
 pub mod env;
 pub mod fs;
 pub mod outcome;
+pub mod permission;
 pub mod policy;
 pub mod reason;
 pub mod sandbox;
@@ -51,6 +53,7 @@ pub mod wasi;
 pub use check::{Inspection, Profile};
 pub use env::{Clock, Environment, VirtualEnvironment};
 pub use outcome::{IntentReport, Outcome, Status};
+pub use permission::{Permission, Permissions};
 pub use policy::{Compilation, Policy};
 pub use reason::{BlockedReason, Failure};
 pub use sandbox::{run_command, CommandExit, CommandReport, Plugin, Sandbox};

@@ -4,7 +4,7 @@
 use crate::reason::{BlockedReason, Failure};
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Whether an intent completed or failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,20 +39,20 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// Renders a host failure in the documented failed-outcome shape.
+    /// Renders a host failure in the documented failed-outcome shape, keys in documented order.
     pub fn from_failure(failure: Failure) -> Self {
-        let mut output = Map::new();
-        output.insert("retryable".into(), Value::Bool(failure.reason.retryable()));
+        let text = |s: &str| serde_json::to_string(s).unwrap_or_default();
+        let mut output = alloc::format!("{{\"retryable\":{}", failure.reason.retryable());
         if let Some(code) = failure.exit_code {
-            output.insert("exitCode".into(), Value::from(code));
+            output.push_str(&alloc::format!(",\"exitCode\":{code}"));
         }
-        let mut object = Map::new();
-        object.insert("status".into(), Value::from("failed"));
-        object.insert("message".into(), Value::from(failure.message()));
-        object.insert("blockedReason".into(), Value::from(failure.reason.as_str()));
-        object.insert("recoveryHint".into(), Value::from(failure.reason.recovery_hint()));
-        object.insert("output".into(), Value::Object(output));
-        let json = serde_json::to_string(&Value::Object(object)).unwrap_or_default();
+        output.push('}');
+        let json = alloc::format!(
+            "{{\"status\":\"failed\",\"message\":{},\"blockedReason\":{},\"recoveryHint\":{},\"output\":{output}}}",
+            text(&failure.message()),
+            text(failure.reason.as_str()),
+            text(failure.reason.recovery_hint()),
+        );
         Self { status: Status::Failed, blocked: Some(Blocked::Host(failure)), json }
     }
 

@@ -2,6 +2,7 @@
 //! error (`Failure`) that carries a reason plus the specifics of one occurrence.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
 /// Why the host ended an intent (or refused a module). Each value has a fixed message, a recovery
@@ -168,7 +169,10 @@ pub struct Failure {
 impl Failure {
     /// A failure with the given reason and detail.
     pub fn new(reason: BlockedReason, detail: impl Into<String>) -> Self {
-        Self { reason, detail: detail.into(), exit_code: None }
+        let detail: String = detail.into();
+        // Engine messages can span lines; an outcome message is one line.
+        let detail = if detail.contains('\n') { detail.split_whitespace().collect::<Vec<_>>().join(" ") } else { detail };
+        Self { reason, detail, exit_code: None }
     }
 
     /// The full message: the reason's fixed message, then the detail.

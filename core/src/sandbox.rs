@@ -295,7 +295,8 @@ fn new_store(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig) -> St
 /// in one piece) and runs `_initialize` or nothing, under the same budget.
 fn instantiate(plugin: &Plugin, store: &mut Store<HostState>, meter: &mut Meter) -> Result<wasmi::Instance, Failure> {
     meter.give_all(store);
-    let instance = plugin.linker.instantiate_and_start(&mut *store, &plugin.module).map_err(|e| failure_of(&e, store))?;
+    let instance =
+        plugin.linker.instantiate_and_start(&mut *store, &plugin.module).map_err(|e| failure_of(&e, store))?;
     store.data_mut().memory = instance.get_memory(&*store, "memory");
     if let Ok(init) = instance.get_typed_func::<(), ()>(&*store, "_initialize") {
         meter.call(store, &init, ())?;
@@ -334,11 +335,17 @@ impl Sandbox {
     /// Launches a fresh instance, discarding the current one.
     pub fn launch(&mut self) -> Result<LaunchReport, Failure> {
         self.discard();
-        let env = self.env.take().ok_or_else(|| Failure::new(BlockedReason::PluginTrap, "The sandbox lost its environment."))?;
+        let env = self
+            .env
+            .take()
+            .ok_or_else(|| Failure::new(BlockedReason::PluginTrap, "The sandbox lost its environment."))?;
         let mut store = new_store(&self.plugin, env, WasiConfig::plugin());
         let mut meter = Meter::start(&mut store, &self.plugin.policy);
         let result = instantiate(&self.plugin, &mut store, &mut meter).and_then(|instance| {
-            let memory = store.data().memory.ok_or_else(|| Failure::new(BlockedReason::AbiMismatch, "missing export `memory`."))?;
+            let memory = store
+                .data()
+                .memory
+                .ok_or_else(|| Failure::new(BlockedReason::AbiMismatch, "missing export `memory`."))?;
             let typed = |name: &str| Failure::new(BlockedReason::AbiMismatch, format!("export `{name}` is unusable."));
             Ok((
                 memory,

@@ -191,9 +191,17 @@ enum Fd {
     Stdout,
     Stderr,
     /// A preopened directory, with the path the guest sees.
-    Preopen { node: NodeId, path: String },
-    Dir { node: NodeId },
-    File { node: NodeId, position: u64 },
+    Preopen {
+        node: NodeId,
+        path: String,
+    },
+    Dir {
+        node: NodeId,
+    },
+    File {
+        node: NodeId,
+        position: u64,
+    },
 }
 
 impl Fd {
@@ -354,9 +362,9 @@ const FILETYPE_UNKNOWN: u8 = 0;
 const RIGHTS_FILE: u64 = (1 << 1) | (1 << 2) | (1 << 5) | (1 << 7) | (1 << 21) | (1 << 27);
 /// Rights reported for read-only directories: path_open, readdir, path_filestat_get, ...
 const RIGHTS_DIR: u64 = (1 << 13) | (1 << 14) | (1 << 18) | (1 << 21) | (1 << 27);
-/// Rights that mean write access when asked of `path_open`: fd_datasync, fd_write,
-/// fd_allocate, fd_filestat_set_size, fd_filestat_set_times, fd_sync.
-const RIGHTS_WRITE: u64 = 1 | (1 << 4) | (1 << 6) | (1 << 8) | (1 << 22) | (1 << 23);
+/// Rights that mean write access when asked of `path_open`: fd_write, fd_allocate and
+/// fd_filestat_set_size (wasi-libc and Rust std ask for none of them on a read-only open).
+const RIGHTS_WRITE: u64 = (1 << 6) | (1 << 8) | (1 << 22);
 
 /// What `fd_filestat_get` reports for stdin, stdout and stderr.
 const STDIO_STAT: NodeStat = NodeStat {
@@ -443,7 +451,14 @@ fn not_a_socket(caller: C<'_>, fd: u32) -> i32 {
 }
 
 /// Reads from an fd into iovecs at its position (`None`) or at an offset (`Some`).
-fn read_into(guest: &mut Guest<'_>, state: &mut HostState, fd: u32, iovs: u32, n: u32, at: Option<u64>) -> Result<u32, Errno> {
+fn read_into(
+    guest: &mut Guest<'_>,
+    state: &mut HostState,
+    fd: u32,
+    iovs: u32,
+    n: u32,
+    at: Option<u64>,
+) -> Result<u32, Errno> {
     let (node, position) = match fd_of(state, fd)? {
         Fd::Stdin => return if at.is_some() { Err(Errno::Spipe) } else { Ok(0) },
         Fd::File { node, position } => (*node, at.unwrap_or(*position)),
@@ -666,63 +681,99 @@ pub fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
             g.set_u32(used, out.len() as u32)
         })
     })?;
-    linker.func_wrap(m, "path_open", |mut c: C<'_>, dirfd: u32, dirflags: u32, path: u32, path_len: u32, oflags: u32, rights: u64, _inheriting: u64, fdflags: u32, out: u32| {
-        with_memory(&mut c, |g, s| {
-            fd_of(s, dirfd)?.dir_node().ok_or(Errno::Notdir)?;
-            let wants_write = oflags & (1 | 4 | 8) != 0 || fdflags & (1 | 2 | 8 | 16) != 0 || rights & RIGHTS_WRITE != 0;
-            let path = g.str(path, path_len)?;
-            let node = open_path(s, dirfd, path, dirflags & 1 != 0)?;
-            let kind = match fs_of(s)?.stat(node) {
-                Ok(stat) => stat.kind,
-                Err(e) => {
-                    fs_of(s)?.close(node);
-                    return Err(e.into());
+    linker.func_wrap(
+        m,
+        "path_open",
+        |mut c: C<'_>,
+         dirfd: u32,
+         dirflags: u32,
+         path: u32,
+         path_len: u32,
+         oflags: u32,
+         rights: u64,
+         _inheriting: u64,
+         fdflags: u32,
+         out: u32| {
+            with_memory(&mut c, |g, s| {
+                fd_of(s, dirfd)?.dir_node().ok_or(Errno::Notdir)?;
+                let wants_write =
+                    oflags & (1 | 4 | 8) != 0 || fdflags & (1 | 2 | 8 | 16) != 0 || rights & RIGHTS_WRITE != 0;
+                let path = g.str(path, path_len)?;
+                if wants_write {
+                    // Creating, truncating or writing anything under a read-only preopen.
+                    fs::normalize(path)?;
+                    return Err(Errno::Perm);
                 }
-            };
-            let refusal = match kind {
-                _ if wants_write && kind == NodeKind::Directory => Some(Errno::Isdir),
-                _ if wants_write => Some(Errno::Perm),
-                NodeKind::File if oflags & 2 != 0 => Some(Errno::Notdir),
-                NodeKind::Symlink => Some(Errno::Loop),
-                _ => None,
-            };
-            if let Some(errno) = refusal {
+                let node = open_path(s, dirfd, path, dirflags & 1 != 0)?;
+                let kind = match fs_of(s)?.stat(node) {
+                    Ok(stat) => stat.kind,
+                    Err(e) => {
+                        fs_of(s)?.close(node);
+                        return Err(e.into());
+                    }
+                };
+                let refusal = match kind {
+                    NodeKind::File if oflags & 2 != 0 => Some(Errno::Notdir),
+                    NodeKind::Symlink => Some(Errno::Loop),
+                    _ => None,
+                };
+                if let Some(errno) = refusal {
+                    fs_of(s)?.close(node);
+                    return Err(errno);
+                }
+                let fd = match kind {
+                    NodeKind::Directory => Fd::Dir { node },
+                    _ => Fd::File { node, position: 0 },
+                };
+                let fd = s.wasi.insert_fd(fd);
+                g.set_u32(out, fd)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "path_filestat_get",
+        |mut c: C<'_>, dirfd: u32, flags: u32, path: u32, len: u32, out: u32| {
+            with_memory(&mut c, |g, s| {
+                let path = g.str(path, len)?;
+                let node = open_path(s, dirfd, path, flags & 1 != 0)?;
+                let stat = fs_of(s)?.stat(node);
                 fs_of(s)?.close(node);
-                return Err(errno);
-            }
-            let fd = match kind {
-                NodeKind::Directory => Fd::Dir { node },
-                _ => Fd::File { node, position: 0 },
-            };
-            let fd = s.wasi.insert_fd(fd);
-            g.set_u32(out, fd)
-        })
-    })?;
-    linker.func_wrap(m, "path_filestat_get", |mut c: C<'_>, dirfd: u32, flags: u32, path: u32, len: u32, out: u32| {
-        with_memory(&mut c, |g, s| {
-            let path = g.str(path, len)?;
-            let node = open_path(s, dirfd, path, flags & 1 != 0)?;
-            let stat = fs_of(s)?.stat(node);
-            fs_of(s)?.close(node);
-            write_filestat(g, out, &stat?)
-        })
-    })?;
-    linker.func_wrap(m, "path_readlink", |mut c: C<'_>, dirfd: u32, path: u32, len: u32, _buf: u32, _cap: u32, _used: u32| {
-        with_memory(&mut c, |g, s| {
-            let path = g.str(path, len)?;
-            let node = open_path(s, dirfd, path, false)?;
-            fs_of(s)?.close(node);
-            // Symlinks are resolved by the host and never shown to the guest as such.
-            Err(Errno::Inval)
-        })
-    })?;
+                write_filestat(g, out, &stat?)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "path_readlink",
+        |mut c: C<'_>, dirfd: u32, path: u32, len: u32, _buf: u32, _cap: u32, _used: u32| {
+            with_memory(&mut c, |g, s| {
+                let path = g.str(path, len)?;
+                let node = open_path(s, dirfd, path, false)?;
+                fs_of(s)?.close(node);
+                // Symlinks are resolved by the host and never shown to the guest as such.
+                Err(Errno::Inval)
+            })
+        },
+    )?;
     linker.func_wrap(m, "path_create_directory", |c: C<'_>, fd: u32, _p: u32, _l: u32| read_only_dir(c, fd))?;
     linker.func_wrap(m, "path_remove_directory", |c: C<'_>, fd: u32, _p: u32, _l: u32| read_only_dir(c, fd))?;
     linker.func_wrap(m, "path_unlink_file", |c: C<'_>, fd: u32, _p: u32, _l: u32| read_only_dir(c, fd))?;
-    linker.func_wrap(m, "path_filestat_set_times", |c: C<'_>, fd: u32, _f: u32, _p: u32, _l: u32, _a: u64, _m: u64, _fl: u32| read_only_dir(c, fd))?;
-    linker.func_wrap(m, "path_link", |c: C<'_>, fd: u32, _f: u32, _p: u32, _l: u32, _nfd: u32, _np: u32, _nl: u32| read_only_dir(c, fd))?;
-    linker.func_wrap(m, "path_rename", |c: C<'_>, fd: u32, _p: u32, _l: u32, _nfd: u32, _np: u32, _nl: u32| read_only_dir(c, fd))?;
-    linker.func_wrap(m, "path_symlink", |c: C<'_>, _p: u32, _l: u32, fd: u32, _np: u32, _nl: u32| read_only_dir(c, fd))?;
+    linker.func_wrap(
+        m,
+        "path_filestat_set_times",
+        |c: C<'_>, fd: u32, _f: u32, _p: u32, _l: u32, _a: u64, _m: u64, _fl: u32| read_only_dir(c, fd),
+    )?;
+    linker.func_wrap(
+        m,
+        "path_link",
+        |c: C<'_>, fd: u32, _f: u32, _p: u32, _l: u32, _nfd: u32, _np: u32, _nl: u32| read_only_dir(c, fd),
+    )?;
+    linker.func_wrap(m, "path_rename", |c: C<'_>, fd: u32, _p: u32, _l: u32, _nfd: u32, _np: u32, _nl: u32| {
+        read_only_dir(c, fd)
+    })?;
+    linker
+        .func_wrap(m, "path_symlink", |c: C<'_>, _p: u32, _l: u32, fd: u32, _np: u32, _nl: u32| read_only_dir(c, fd))?;
     linker.func_wrap(m, "fd_advise", |c: C<'_>, fd: u32, _o: u64, _l: u64, _a: u32| match fd_of(c.data(), fd) {
         Ok(Fd::File { .. }) => Errno::Success as i32,
         Ok(Fd::Stdin | Fd::Stdout | Fd::Stderr) => Errno::Spipe as i32,
@@ -756,7 +807,9 @@ pub fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
     linker.func_wrap(m, "proc_raise", |_c: C<'_>, _sig: u32| Errno::Nosys as i32)?;
     linker.func_wrap(m, "sched_yield", |_c: C<'_>| Errno::Success as i32)?;
     linker.func_wrap(m, "sock_accept", |c: C<'_>, fd: u32, _f: u32, _o: u32| not_a_socket(c, fd))?;
-    linker.func_wrap(m, "sock_recv", |c: C<'_>, fd: u32, _a: u32, _b: u32, _d: u32, _e: u32, _f: u32| not_a_socket(c, fd))?;
+    linker.func_wrap(m, "sock_recv", |c: C<'_>, fd: u32, _a: u32, _b: u32, _d: u32, _e: u32, _f: u32| {
+        not_a_socket(c, fd)
+    })?;
     linker.func_wrap(m, "sock_send", |c: C<'_>, fd: u32, _a: u32, _b: u32, _d: u32, _e: u32| not_a_socket(c, fd))?;
     linker.func_wrap(m, "sock_shutdown", |c: C<'_>, fd: u32, _how: u32| not_a_socket(c, fd))?;
     Ok(())
@@ -782,7 +835,14 @@ fn sync_fd(caller: C<'_>, fd: u32) -> i32 {
 
 /// `poll_oneoff`: fd subscriptions on stdio and files are ready at once; otherwise the host
 /// sleeps until the earliest clock subscription (a virtual clock just advances).
-fn poll_oneoff(g: &mut Guest<'_>, s: &mut HostState, subs: u32, events: u32, n: u32, nevents: u32) -> Result<(), Errno> {
+fn poll_oneoff(
+    g: &mut Guest<'_>,
+    s: &mut HostState,
+    subs: u32,
+    events: u32,
+    n: u32,
+    nevents: u32,
+) -> Result<(), Errno> {
     if n == 0 {
         return Err(Errno::Inval);
     }

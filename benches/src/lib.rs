@@ -1,0 +1,303 @@
+//! Fixtures for the Contour benchmarks: small TDM ABI plugins in WAT and a generator for a large module.
+//!
+//! Every plugin shares one prelude: an exported memory of 2 pages, a bump allocator `tdm_alloc` whose arena is
+//! reset at the end of each intent (so a warm instance never grows), a no-op `tdm_free`, and helpers that find
+//! `"n":<digits>` in the request and answer `{"status":"completed","output":{"value":<u64>}}`.
+
+use std::fmt::Write as _;
+
+/// The outcome the echo plugin answers for every request.
+pub const ECHO_OUTCOME: &str = r#"{"status":"completed","output":{}}"#;
+
+/// How many generated functions the large module has.
+pub const LARGE_FUNCTIONS: usize = 3000;
+
+/// Unrolled rounds of arithmetic in each generated function of the large module.
+pub const LARGE_ROUNDS: usize = 4;
+
+/// The ABI prelude every fixture shares. Memory layout: the constant echo response at 16, the value
+/// response at 64 (its length) and 68 (the JSON, prefix from a data segment, digits from 108), the heap from 4096.
+const PRELUDE: &str = r#"
+  (memory (export "memory") 2)
+  (global $bump (mut i32) (i32.const 4096))
+  (data (i32.const 16) "\22\00\00\00{\"status\":\"completed\",\"output\":{}}")
+  (data (i32.const 68) "{\"status\":\"completed\",\"output\":{\"value\":")
+  (func $tdm_alloc (export "tdm_alloc") (param $len i32) (result i32)
+    (local $ptr i32) (local $end i32) (local $have i32)
+    (local.set $ptr (i32.and (i32.add (global.get $bump) (i32.const 7)) (i32.const -8)))
+    (local.set $end (i32.add (local.get $ptr) (local.get $len)))
+    (local.set $have (i32.shl (memory.size) (i32.const 16)))
+    (if (i32.gt_u (local.get $end) (local.get $have))
+      (then
+        (if (i32.eq
+              (memory.grow (i32.shr_u (i32.add (i32.sub (local.get $end) (local.get $have)) (i32.const 65535))
+                                      (i32.const 16)))
+              (i32.const -1))
+          (then (return (i32.const 0))))))
+    (global.set $bump (local.get $end))
+    (local.get $ptr))
+  (func $tdm_free (export "tdm_free") (param i32 i32))
+  (func $reset (global.set $bump (i32.const 4096)))
+  (func $completed (result i32) (call $reset) (i32.const 16))
+  (func $param_n (param $ptr i32) (param $len i32) (result i64)
+    (local $i i32) (local $end i32) (local $c i32) (local $n i64)
+    (if (i32.lt_u (local.get $len) (i32.const 4)) (then (return (i64.const 0))))
+    (local.set $end (i32.add (local.get $ptr) (local.get $len)))
+    (local.set $i (local.get $ptr))
+    (block $found
+      (loop $scan
+        (br_if $found (i32.eq (i32.load (local.get $i)) (i32.const 0x3a226e22)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br_if $scan (i32.le_u (i32.add (local.get $i) (i32.const 4)) (local.get $end)))
+        (return (i64.const 0))))
+    (local.set $i (i32.add (local.get $i) (i32.const 4)))
+    (block $done
+      (loop $digits
+        (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
+        (local.set $c (i32.sub (i32.load8_u (local.get $i)) (i32.const 48)))
+        (br_if $done (i32.gt_u (local.get $c) (i32.const 9)))
+        (local.set $n (i64.add (i64.mul (local.get $n) (i64.const 10)) (i64.extend_i32_u (local.get $c))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $digits)))
+    (local.get $n))
+  (func $respond_value (param $v i64) (result i32)
+    (local $digits i32) (local $t i64) (local $pos i32)
+    (local.set $digits (i32.const 1))
+    (local.set $t (local.get $v))
+    (block $counted
+      (loop $count
+        (br_if $counted (i64.lt_u (local.get $t) (i64.const 10)))
+        (local.set $t (i64.div_u (local.get $t) (i64.const 10)))
+        (local.set $digits (i32.add (local.get $digits) (i32.const 1)))
+        (br $count)))
+    (local.set $pos (i32.add (i32.const 108) (local.get $digits)))
+    (i32.store16 (local.get $pos) (i32.const 0x7d7d))
+    (loop $write
+      (local.set $pos (i32.sub (local.get $pos) (i32.const 1)))
+      (i32.store8 (local.get $pos) (i32.add (i32.wrap_i64 (i64.rem_u (local.get $v) (i64.const 10))) (i32.const 48)))
+      (local.set $v (i64.div_u (local.get $v) (i64.const 10)))
+      (br_if $write (i64.ne (local.get $v) (i64.const 0))))
+    (i32.store (i32.const 64) (i32.add (i32.const 42) (local.get $digits)))
+    (call $reset)
+    (i32.const 64))
+"#;
+
+fn module(body: &str) -> String {
+    format!("(module{PRELUDE}{body})\n")
+}
+
+fn assemble(wat: &str) -> Vec<u8> {
+    wat::parse_str(wat).expect("the fixture WAT is valid")
+}
+
+/// The echo plugin's WAT: it answers [`ECHO_OUTCOME`] to any request without reading it.
+pub fn echo_wat() -> String {
+    module(
+        r#"
+  (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) (call $completed))
+"#,
+    )
+}
+
+/// The echo plugin's bytes.
+pub fn echo_wasm() -> Vec<u8> {
+    assemble(&echo_wat())
+}
+
+/// The fib plugin's WAT: recursive `fib(n)` for the request's `"n"`, answered as `{"value":fib(n)}` (an `i32`
+/// result, so it wraps past n = 47). It also exports `fib (i32) -> i32` for the bare-wasmi baseline.
+pub fn fib_wat() -> String {
+    module(
+        r#"
+  (func $fib (export "fib") (param $n i32) (result i32)
+    (if (result i32) (i32.lt_u (local.get $n) (i32.const 2))
+      (then (local.get $n))
+      (else (i32.add (call $fib (i32.sub (local.get $n) (i32.const 1)))
+                     (call $fib (i32.sub (local.get $n) (i32.const 2)))))))
+  (func (export "tdm_plugin_execute_intent") (param $ptr i32) (param $len i32) (result i32)
+    (call $respond_value
+      (i64.extend_i32_u (call $fib (i32.wrap_i64 (call $param_n (local.get $ptr) (local.get $len)))))))
+"#,
+    )
+}
+
+/// The fib plugin's bytes.
+pub fn fib_wasm() -> Vec<u8> {
+    assemble(&fib_wat())
+}
+
+/// The tight-loop plugin's WAT: `n` iterations of `acc = acc * 31 + i` (i64) for the request's `"n"`, answered
+/// as `{"value":acc}`. It also exports `spin (i64) -> i64`.
+pub fn loop_wat() -> String {
+    module(
+        r#"
+  (func $spin (export "spin") (param $n i64) (result i64)
+    (local $i i64) (local $acc i64)
+    (block $done
+      (loop $next
+        (br_if $done (i64.ge_u (local.get $i) (local.get $n)))
+        (local.set $acc (i64.add (i64.mul (local.get $acc) (i64.const 31)) (local.get $i)))
+        (local.set $i (i64.add (local.get $i) (i64.const 1)))
+        (br $next)))
+    (local.get $acc))
+  (func (export "tdm_plugin_execute_intent") (param $ptr i32) (param $len i32) (result i32)
+    (call $respond_value (call $spin (call $param_n (local.get $ptr) (local.get $len)))))
+"#,
+    )
+}
+
+/// The tight-loop plugin's bytes.
+pub fn loop_wasm() -> Vec<u8> {
+    assemble(&loop_wat())
+}
+
+/// A small deterministic generator for the constants of the large module.
+struct Constants(u64);
+
+impl Constants {
+    fn next(&mut self) -> u32 {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) as u32
+    }
+}
+
+/// The indices of the generated functions the large module's intent calls (spread over the whole module, so
+/// lazy compilation has to translate functions far apart).
+pub fn large_called(functions: usize) -> Vec<usize> {
+    let last = functions.saturating_sub(1);
+    let mut called = vec![0, 1.min(last), functions / 7, functions / 3, functions / 2, 2 * functions / 3, last];
+    called.dedup();
+    called
+}
+
+/// The WAT of a large plugin: `functions` generated functions `$f<i> (i32, i32) -> i32`, each a 4-iteration loop
+/// over `rounds` unrolled rounds of arithmetic, a branch and a store with per-function constants, plus the ABI
+/// prelude. Its intent calls [`large_called`] with the request's `"n"` and answers the wrapped sum as `"value"`.
+pub fn large_wat(functions: usize, rounds: usize) -> String {
+    let mut constants = Constants(0x00C0_FFEE);
+    let mut body = String::with_capacity(functions * rounds * 700);
+    for index in 0..functions {
+        let address = 1024 + (index % 64) * 32;
+        writeln!(
+            body,
+            "  (func $f{index} (param $a i32) (param $b i32) (result i32) (local $x i32) (local $y i32) (local $k i32)
+    (local.set $x (i32.add (local.get $a) (i32.const {c0})))
+    (local.set $y (i32.xor (local.get $b) (i32.const {c1})))
+    (block $done
+      (loop $again
+        (br_if $done (i32.ge_u (local.get $k) (i32.const 4)))",
+            c0 = constants.next() as i32,
+            c1 = constants.next() as i32,
+        )
+        .expect("writing to a String cannot fail");
+        for round in 0..rounds {
+            writeln!(
+                body,
+                "        (local.set $x (i32.rotl (i32.add (local.get $x) (i32.mul (local.get $y) (i32.const {mul})))
+                                (i32.const {rot})))
+        (local.set $y (i32.sub (i32.xor (local.get $y) (local.get $x)) (i32.const {sub})))
+        (if (i32.and (local.get $x) (i32.const {bit}))
+          (then (local.set $y (i32.add (local.get $y) (i32.const {add}))))
+          (else (local.set $x (i32.sub (local.get $x) (i32.const {dec})))))
+        (i32.store offset={offset} (i32.const {address}) (local.get $x))",
+                mul = constants.next() as i32 | 1,
+                rot = constants.next() % 31 + 1,
+                sub = constants.next() as i32,
+                bit = (1u32 << (constants.next() % 32)) as i32,
+                add = constants.next() as i32,
+                dec = constants.next() as i32,
+                offset = (round % 8) * 4,
+            )
+            .expect("writing to a String cannot fail");
+        }
+        body.push_str(
+            "        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (br $again)))
+    (i32.add (local.get $x) (local.get $y)))
+",
+        );
+    }
+    body.push_str(
+        "  (func (export \"tdm_plugin_execute_intent\") (param $ptr i32) (param $len i32) (result i32)
+    (local $n i32) (local $sum i32)
+    (local.set $n (i32.wrap_i64 (call $param_n (local.get $ptr) (local.get $len))))\n",
+    );
+    for (k, index) in large_called(functions).into_iter().enumerate() {
+        writeln!(
+            body,
+            "    (local.set $sum (i32.add (local.get $sum) (call $f{index} (local.get $n) (i32.const {k}))))"
+        )
+        .expect("writing to a String cannot fail");
+    }
+    body.push_str("    (call $respond_value (i64.extend_i32_u (local.get $sum))))\n");
+    module(&body)
+}
+
+/// The bytes of the large plugin with [`LARGE_FUNCTIONS`] functions of [`LARGE_ROUNDS`] rounds (about 1 MiB).
+pub fn large_wasm() -> Vec<u8> {
+    assemble(&large_wat(LARGE_FUNCTIONS, LARGE_ROUNDS))
+}
+
+/// A JSON-RPC request for `method` of exactly `len` bytes (padded with a `"pad"` string param), or the shortest
+/// such request when `len` is smaller than that.
+pub fn request_of_size(method: &str, len: usize) -> Vec<u8> {
+    let build = |pad: usize| contour_core::abi::request(1, method, &serde_json::json!({ "pad": "x".repeat(pad) }));
+    let shortest = build(0).len();
+    build(len.saturating_sub(shortest))
+}
+
+/// A JSON-RPC request for `method` with params `{"n": n}`.
+pub fn request_with_n(method: &str, n: u64) -> Vec<u8> {
+    contour_core::abi::request(1, method, &serde_json::json!({ "n": n }))
+}
+
+/// The expected outcome JSON of a plugin that answers `value`.
+pub fn value_outcome(value: u64) -> String {
+    format!(r#"{{"status":"completed","output":{{"value":{value}}}}}"#)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use contour_core::{Plugin, Policy, Sandbox, VirtualEnvironment};
+    use std::sync::Arc;
+
+    fn run(wasm: &[u8], request: &[u8]) -> String {
+        let plugin = Arc::new(Plugin::load(wasm, Policy::default()).expect("the fixture loads"));
+        let mut sandbox = Sandbox::new(plugin, Box::new(VirtualEnvironment::new(1)));
+        let report = sandbox.execute_request(request);
+        assert!(report.outcome.is_completed(), "{}", report.outcome.json);
+        report.outcome.json
+    }
+
+    #[test]
+    fn echo_answers_the_constant_outcome_at_every_size() {
+        assert_eq!(ECHO_OUTCOME.len(), 0x22);
+        for len in [0, 128, 4096, 65_536, 300_000] {
+            let request = request_of_size("echo", len);
+            assert_eq!(request.len(), len.max(request_of_size("echo", 0).len()));
+            assert_eq!(run(&echo_wasm(), &request), ECHO_OUTCOME);
+        }
+    }
+
+    #[test]
+    fn fib_answers_fib_of_n() {
+        assert_eq!(run(&fib_wasm(), &request_with_n("fib", 0)), value_outcome(0));
+        assert_eq!(run(&fib_wasm(), &request_with_n("fib", 10)), value_outcome(55));
+        assert_eq!(run(&fib_wasm(), &request_with_n("fib", 25)), value_outcome(75_025));
+    }
+
+    #[test]
+    fn the_loop_answers_its_checksum() {
+        let expected = (0..1000u64).fold(0u64, |acc, i| acc.wrapping_mul(31).wrapping_add(i));
+        assert_eq!(run(&loop_wasm(), &request_with_n("spin", 1000)), value_outcome(expected));
+    }
+
+    #[test]
+    fn the_large_module_is_about_one_mebibyte_and_runs() {
+        let wasm = large_wasm();
+        assert!((900 * 1024..1400 * 1024).contains(&wasm.len()), "{} bytes", wasm.len());
+        let json = run(&wasm, &request_with_n("large", 3));
+        assert!(json.starts_with(r#"{"status":"completed","output":{"value":"#), "{json}");
+    }
+}

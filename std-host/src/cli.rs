@@ -1,0 +1,402 @@
+//! The `tdm` command line: flags are parsed here and wired to `contour_core`; nothing else
+//! lives here. The contract (stdout, exit codes) is documented in README.md and kept exactly:
+//! `run` prints one JSON outcome and exits 0 (completed), 1 (failed) or 2 (usage or I/O error).
+
+use crate::dirfs::DirFs;
+use crate::environment::{HostEnvironment, SeededEnvironment};
+use crate::module_file::{read_module, ModuleFileError};
+use clap::{Args, Parser, Subcommand};
+use contour_core::check::{ImportVerdict, Inspection};
+use contour_core::env::Environment;
+use contour_core::wasi::OutputSink;
+use contour_core::{
+    run_command, BlockedReason, CommandExit, Failure, IntentReport, Outcome, Permissions, Plugin, Policy, Profile, Sandbox, WasiConfig,
+};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Exit code: the intent completed.
+pub const EXIT_COMPLETED: u8 = 0;
+/// Exit code: the intent (or the load) failed; stdout holds the failed outcome.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code: bad usage or an I/O error; stderr says what.
+pub const EXIT_USAGE: u8 = 2;
+/// `tdm exec`: the module was rejected at load.
+pub const EXIT_EXEC_REJECTED: u8 = 125;
+/// `tdm exec`: the module trapped.
+pub const EXIT_EXEC_TRAP: u8 = 126;
+/// `tdm exec`: the module hit a limit (fuel, deadline, memory, stack).
+pub const EXIT_EXEC_LIMIT: u8 = 127;
+
+/// Contour: run untrusted WebAssembly plugins in a sandbox.
+#[derive(Debug, Parser)]
+#[command(name = "tdm", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one intent of a plugin and print its outcome as one JSON object.
+    Run(RunArgs),
+    /// Show a module's exports, imports (allowed or rejected, and why), memory and verdict.
+    Inspect(InspectArgs),
+    /// Run a WASI Preview1 command module's `_start` in the sandbox.
+    Exec(ExecArgs),
+}
+
+/// Limits shared by `run` and `exec`.
+#[derive(Debug, Args)]
+struct LimitArgs {
+    /// Fuel budget (deterministic instruction count) for the intent.
+    #[arg(long, value_name = "N")]
+    fuel: Option<u64>,
+    /// Wall-clock deadline in seconds (fractions allowed).
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The plugin module (.wasm or .wat).
+    plugin: PathBuf,
+    /// The intent to run.
+    method: String,
+    /// The intent's params, as JSON.
+    #[arg(long, value_name = "JSON", default_value = "{}", value_parser = parse_json)]
+    params: Value,
+    /// Grant a permission for this run (network:HOST, network:*.DOMAIN, tool:ID, vault:read, context:read).
+    #[arg(long = "grant", value_name = "PERM")]
+    grants: Vec<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Linear memory limit in bytes.
+    #[arg(long, value_name = "BYTES")]
+    max_memory: Option<u64>,
+    /// Use the virtual clock and a generator seeded with N instead of the real clock and OS entropy.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Print fuel used, peak memory and time to stderr.
+    #[arg(long)]
+    stats: bool,
+}
+
+#[derive(Debug, Args)]
+struct InspectArgs {
+    /// The module (.wasm or .wat).
+    plugin: PathBuf,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct ExecArgs {
+    /// The WASI command module (.wasm or .wat).
+    module: PathBuf,
+    /// Set an environment variable for the module (KEY=VALUE).
+    #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
+    envs: Vec<String>,
+    /// Preopen a host directory read-only as the guest's `/` (HOST) or at GUEST (HOST::GUEST).
+    #[arg(long = "dir", value_name = "HOST_DIR")]
+    dirs: Vec<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Use the virtual clock and a generator seeded with N.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Arguments passed to the module after argv[0].
+    #[arg(last = true, value_name = "ARGS")]
+    args: Vec<String>,
+}
+
+fn parse_json(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))
+}
+
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text.parse().map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !secs.is_finite() || secs <= 0.0 || secs > 86_400.0 {
+        return Err(format!("`{text}` must be more than 0 and at most 86400 seconds"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn parse_env(text: &str) -> Result<String, String> {
+    match text.split_once('=') {
+        Some((key, _)) if !key.is_empty() && !key.contains('\0') => Ok(text.to_string()),
+        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    }
+}
+
+/// A usage or I/O problem: reported on stderr with exit code 2.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl<E: std::fmt::Display> From<E> for UsageError {
+    fn from(e: E) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// Entry point of the `tdm` binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_COMPLETED };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Run(args) => run(&args),
+        Command::Inspect(args) => inspect(&args),
+        Command::Exec(args) => exec(&args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(UsageError(message)) => {
+            eprintln!("tdm: error: {message}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+fn policy_from(limits: &LimitArgs) -> Policy {
+    let mut policy = Policy::default();
+    if let Some(fuel) = limits.fuel {
+        policy.fuel_per_intent = fuel;
+    }
+    if let Some(timeout) = limits.timeout {
+        policy.timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX).max(1);
+    }
+    policy
+}
+
+fn environment(seed: Option<u64>, policy: &Policy) -> Box<dyn Environment> {
+    match seed {
+        Some(seed) => Box::new(SeededEnvironment::new(seed)),
+        None => Box::new(HostEnvironment::new(Duration::from_millis(policy.timeout_ms))),
+    }
+}
+
+fn print_outcome(outcome: &Outcome) -> u8 {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{}", outcome.json);
+    let _ = stdout.flush();
+    if outcome.is_completed() {
+        EXIT_COMPLETED
+    } else {
+        EXIT_FAILED
+    }
+}
+
+/// Forwards a plugin's captured output to tdm's stderr, each line marked as the plugin's.
+fn forward_plugin_output(report: &IntentReport) {
+    let mut stderr = std::io::stderr().lock();
+    for (stream, bytes) in [("stdout", &report.stdout), ("stderr", &report.stderr)] {
+        for line in String::from_utf8_lossy(bytes).lines() {
+            let _ = writeln!(stderr, "[plugin {stream}] {line}");
+        }
+    }
+    if report.output_dropped > 0 {
+        let _ = writeln!(stderr, "[plugin] {} bytes of output dropped (capture limit)", report.output_dropped);
+    }
+}
+
+fn run(args: &RunArgs) -> Result<u8, UsageError> {
+    let grants = Permissions::parse_all(args.grants.iter().map(String::as_str))?;
+    let mut policy = policy_from(&args.limits);
+    if let Some(bytes) = args.max_memory {
+        policy.max_memory_bytes = bytes;
+    }
+    policy.validate()?;
+    let bytes = match read_module(&args.plugin) {
+        Ok(bytes) => bytes,
+        Err(ModuleFileError::Wat(path, e)) => {
+            let failure = Failure::new(BlockedReason::InvalidModule, format!("{}: {e}", path.display()));
+            return Ok(print_outcome(&Outcome::from_failure(failure)));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let plugin = match Plugin::load(&bytes, policy) {
+        Ok(plugin) => Arc::new(plugin),
+        Err(failure) => return Ok(print_outcome(&Outcome::from_failure(failure))),
+    };
+    // Grants are recorded for the host intents that check them (see docs/ABI.md).
+    let _ = grants;
+    let env = environment(args.seed, plugin.policy());
+    let mut sandbox = Sandbox::new(plugin, env);
+    let started = Instant::now();
+    let report = sandbox.execute(&args.method, &args.params);
+    forward_plugin_output(&report);
+    if args.stats {
+        eprintln!(
+            "tdm: fuel_used={} peak_memory_bytes={} launch_fuel={} elapsed_us={}",
+            report.fuel_used,
+            report.peak_memory_bytes,
+            sandbox.launch_fuel(),
+            started.elapsed().as_micros()
+        );
+    }
+    Ok(print_outcome(&report.outcome))
+}
+
+fn inspection_json(inspection: &Inspection) -> Value {
+    let imports: Vec<Value> = inspection
+        .imports
+        .iter()
+        .map(|i| {
+            let (allowed, why) = match &i.verdict {
+                ImportVerdict::Allowed => (true, Value::Null),
+                ImportVerdict::Rejected(why) => (false, Value::from(why.as_str())),
+            };
+            json!({"module": i.module, "name": i.name, "type": i.ty, "allowed": allowed, "reason": why})
+        })
+        .collect();
+    let exports: Vec<Value> = inspection.exports.iter().map(|e| json!({"name": e.name, "type": e.ty})).collect();
+    let memory = inspection
+        .memory
+        .map(|m| json!({"minimumPages": m.minimum_pages, "maximumPages": m.maximum_pages}));
+    let failures: Vec<Value> = inspection.failures.iter().map(failure_json).collect();
+    json!({
+        "verdict": if inspection.failures.is_empty() { "accepted" } else { "rejected" },
+        "exports": exports,
+        "imports": imports,
+        "memory": memory,
+        "failures": failures,
+    })
+}
+
+fn failure_json(failure: &Failure) -> Value {
+    json!({"blockedReason": failure.reason.as_str(), "message": failure.message()})
+}
+
+fn inspect(args: &InspectArgs) -> Result<u8, UsageError> {
+    let bytes = read_module(&args.plugin)?;
+    let policy = Policy::default();
+    let inspection = match Plugin::inspect(&bytes, &policy, Profile::Marketplace) {
+        Ok(inspection) => inspection,
+        Err(failure) => {
+            if args.json {
+                println!("{}", json!({"verdict": "rejected", "failures": [failure_json(&failure)]}));
+            } else {
+                println!("verdict: rejected\n  {}: {}", failure.reason, failure.message());
+            }
+            return Ok(EXIT_FAILED);
+        }
+    };
+    if args.json {
+        println!("{}", inspection_json(&inspection));
+    } else {
+        print_inspection(&args.plugin, &inspection, &policy);
+    }
+    Ok(if inspection.failures.is_empty() { EXIT_COMPLETED } else { EXIT_FAILED })
+}
+
+fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy) {
+    println!("module: {}", path.display());
+    println!("exports:");
+    for export in &inspection.exports {
+        println!("  {:<28} {}", export.name, export.ty);
+    }
+    println!("imports:");
+    if inspection.imports.is_empty() {
+        println!("  (none)");
+    }
+    for import in &inspection.imports {
+        let verdict = match &import.verdict {
+            ImportVerdict::Allowed => "allowed".to_string(),
+            ImportVerdict::Rejected(why) => format!("REJECTED: {why}"),
+        };
+        println!("  {}.{:<24} {:<28} {verdict}", import.module, import.name, import.ty);
+    }
+    match inspection.memory {
+        Some(m) => println!(
+            "memory: {} initial pages, maximum {}; policy limit {} bytes ({} pages)",
+            m.minimum_pages,
+            m.maximum_pages.map_or_else(|| "none".to_string(), |p| p.to_string()),
+            policy.max_memory_bytes,
+            policy.max_memory_pages()
+        ),
+        None => println!("memory: none exported"),
+    }
+    if inspection.failures.is_empty() {
+        println!("verdict: accepted");
+    } else {
+        println!("verdict: rejected");
+        for failure in &inspection.failures {
+            println!("  {}: {}", failure.reason, failure.message());
+        }
+    }
+}
+
+/// Streams an exec'd module's stdout and stderr to tdm's own.
+struct StdioSink;
+
+impl OutputSink for StdioSink {
+    fn write(&mut self, stderr: bool, bytes: &[u8]) {
+        if stderr {
+            let _ = std::io::stderr().write_all(bytes);
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(bytes);
+            let _ = out.flush();
+        }
+    }
+}
+
+fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, UsageError> {
+    let mut out: Vec<(PathBuf, String)> = Vec::new();
+    for spec in dirs {
+        let (host, guest) = match spec.split_once("::") {
+            Some((host, guest)) => (host, guest.to_string()),
+            None => (spec.as_str(), "/".to_string()),
+        };
+        if !Path::new(host).is_dir() {
+            return Err(UsageError(format!("--dir {host}: not a directory")));
+        }
+        if out.iter().any(|(_, g)| *g == guest) {
+            return Err(UsageError(format!("--dir {spec}: guest path {guest} is already preopened (use HOST::GUEST)")));
+        }
+        out.push((PathBuf::from(host), guest));
+    }
+    Ok(out)
+}
+
+fn exec(args: &ExecArgs) -> Result<u8, UsageError> {
+    let policy = policy_from(&args.limits);
+    let bytes = read_module(&args.module)?;
+    let plugin = match Plugin::load_as(&bytes, policy, Profile::Command) {
+        Ok(plugin) => plugin,
+        Err(failure) => {
+            eprintln!("tdm: {} rejected: {} ({})", args.module.display(), failure.message(), failure.reason);
+            return Ok(EXIT_EXEC_REJECTED);
+        }
+    };
+    let dirs = preopens(&args.dirs)?;
+    let fs: Option<Box<dyn contour_core::fs::ReadOnlyFs>> =
+        if dirs.is_empty() { None } else { Some(Box::new(DirFs::open(&dirs)?)) };
+    let argv0 = args.module.file_name().map_or_else(|| "module".to_string(), |n| n.to_string_lossy().into_owned());
+    let mut argv = vec![argv0];
+    argv.extend(args.args.iter().cloned());
+    let wasi = WasiConfig { args: argv, environ: args.envs.clone(), fs, output: Some(Box::new(StdioSink)) };
+    let env = environment(args.seed, plugin.policy());
+    let report = run_command(&plugin, env, wasi);
+    match report.exit {
+        CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
+        CommandExit::Failed(failure) => {
+            eprintln!("tdm: {} stopped: {} ({})", args.module.display(), failure.message(), failure.reason);
+            Ok(match failure.reason {
+                BlockedReason::PluginTrap => EXIT_EXEC_TRAP,
+                _ => EXIT_EXEC_LIMIT,
+            })
+        }
+    }
+}
