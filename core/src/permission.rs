@@ -138,7 +138,9 @@ mod tests {
 
     #[test]
     fn refuses_malformed_strings() {
-        for bad in ["network", "network:", "network:*", "network:*.com.", "network:a b", "vault:write", "tool:", "fs:/", ""] {
+        for bad in
+            ["network", "network:", "network:*", "network:*.com.", "network:a b", "vault:write", "tool:", "fs:/", ""]
+        {
             assert!(Permission::parse(bad).is_err(), "{bad} parsed");
         }
     }

@@ -171,7 +171,8 @@ impl Failure {
     pub fn new(reason: BlockedReason, detail: impl Into<String>) -> Self {
         let detail: String = detail.into();
         // Engine messages can span lines; an outcome message is one line.
-        let detail = if detail.contains('\n') { detail.split_whitespace().collect::<Vec<_>>().join(" ") } else { detail };
+        let detail =
+            if detail.contains('\n') { detail.split_whitespace().collect::<Vec<_>>().join(" ") } else { detail };
         Self { reason, detail, exit_code: None }
     }
 

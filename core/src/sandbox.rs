@@ -9,7 +9,7 @@ use crate::env::Environment;
 use crate::outcome::{IntentReport, Outcome};
 use crate::policy::{Compilation, Policy, WASM_PAGE_BYTES};
 use crate::reason::{BlockedReason, Failure};
-use crate::state::HostState;
+use crate::state::{HostState, LimitHit, Limits};
 use crate::wasi::{self, WasiConfig, WasiState};
 use alloc::boxed::Box;
 use alloc::format;
@@ -19,8 +19,8 @@ use alloc::vec::Vec;
 use serde_json::Value;
 use wasmi::errors::ErrorKind;
 use wasmi::{
-    CompilationMode, Config, CustomFuelCosts, Engine, Linker, Memory, Module, Store, StoreLimitsBuilder, TrapCode,
-    TypedFunc, TypedResumableCall, WasmParams, WasmResults,
+    CompilationMode, Config, CustomFuelCosts, Engine, Linker, Memory, Module, Store, TrapCode, TypedFunc,
+    TypedResumableCall, WasmParams, WasmResults,
 };
 
 /// A module that passed every load-time check, ready to launch any number of times.
@@ -204,8 +204,25 @@ impl Meter {
     }
 }
 
-/// Maps a wasmi error to the host's failure vocabulary.
+/// Maps a wasmi error to the host's failure vocabulary. A limit the limiter recorded takes
+/// precedence: it names exactly which limit the plugin hit.
 fn failure_of(error: &wasmi::Error, store: &Store<HostState>) -> Failure {
+    let limits = &store.data().limits;
+    match limits.hit {
+        Some(LimitHit::Memory { desired }) => {
+            return Failure::new(
+                BlockedReason::MemoryLimitExceeded,
+                format!("Memory would grow to {desired} bytes; the limit is {} bytes.", limits.max_memory_bytes),
+            );
+        }
+        Some(LimitHit::Table { desired }) => {
+            return Failure::new(
+                BlockedReason::ResourceLimitExceeded,
+                format!("A table would grow to {desired} elements; the limit is {}.", limits.max_table_elements),
+            );
+        }
+        None => {}
+    }
     if let Some(code) = error.i32_exit_status() {
         let mut failure = Failure::new(BlockedReason::PluginExited, format!("Exit code {code}."));
         failure.exit_code = Some(code);
@@ -218,15 +235,8 @@ fn failure_of(error: &wasmi::Error, store: &Store<HostState>) -> Failure {
         return match code {
             TrapCode::OutOfFuel => Failure::new(BlockedReason::FuelExhausted, "The budget ran out."),
             TrapCode::StackOverflow => Failure::new(BlockedReason::StackExhausted, "The call stack overflowed."),
-            TrapCode::GrowthOperationLimited if growth_was_memory(store) => Failure::new(
-                BlockedReason::MemoryLimitExceeded,
-                format!("memory.grow past the limit of {} bytes.", store.data().limits_memory_bytes()),
-            ),
-            TrapCode::GrowthOperationLimited => {
-                Failure::new(BlockedReason::ResourceLimitExceeded, "table.grow past the table limit.")
-            }
-            TrapCode::OutOfSystemMemory => {
-                Failure::new(BlockedReason::ResourceLimitExceeded, "The host is out of memory for this instance.")
+            TrapCode::OutOfSystemMemory | TrapCode::GrowthOperationLimited => {
+                Failure::new(BlockedReason::ResourceLimitExceeded, "The host could not allocate for this instance.")
             }
             other => Failure::new(BlockedReason::PluginTrap, format!("Trap: {other}.")),
         };
@@ -244,21 +254,6 @@ fn failure_of(error: &wasmi::Error, store: &Store<HostState>) -> Failure {
     }
 }
 
-/// Whether a failed growth was the memory's (it is within one page of the limit).
-fn growth_was_memory(store: &Store<HostState>) -> bool {
-    let Some(memory) = store.data().memory else {
-        return true;
-    };
-    let size = memory.size(store).saturating_mul(WASM_PAGE_BYTES);
-    size.saturating_add(WASM_PAGE_BYTES) > store.data().limits_memory_bytes()
-}
-
-impl HostState {
-    fn limits_memory_bytes(&self) -> u64 {
-        self.memory_limit
-    }
-}
-
 /// A live instance and its typed exports.
 struct Live {
     store: Store<HostState>,
@@ -271,21 +266,14 @@ struct Live {
 /// Creates a store for `plugin` with the policy's limits and the given environment.
 fn new_store(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig) -> Store<HostState> {
     let policy = &plugin.policy;
-    let limits = StoreLimitsBuilder::new()
-        .memory_size(usize::try_from(policy.max_memory_bytes).unwrap_or(usize::MAX))
-        .table_elements(policy.max_table_elements)
-        .tables(policy.max_tables)
-        .instances(policy.max_instances)
-        .memories(1)
-        .trap_on_grow_failure(true)
-        .build();
-    let state = HostState {
-        limits,
-        env,
-        wasi: WasiState::new(wasi, policy.max_output_bytes),
-        memory: None,
-        memory_limit: policy.max_memory_bytes,
+    let limits = Limits {
+        max_memory_bytes: usize::try_from(policy.max_memory_bytes).unwrap_or(usize::MAX),
+        max_table_elements: policy.max_table_elements,
+        max_tables: policy.max_tables,
+        max_instances: policy.max_instances,
+        hit: None,
     };
+    let state = HostState { limits, env, wasi: WasiState::new(wasi, policy.max_output_bytes), memory: None };
     let mut store = Store::new(&plugin.engine, state);
     store.limiter(|state| &mut state.limits);
     store

@@ -1,21 +1,81 @@
-//! The data a wasmi `Store` carries for one instance: its limits, the embedder's environment,
-//! the WASI state and the guest's memory handle.
+//! The data a wasmi `Store` carries for one instance: its resource limiter, the embedder's
+//! environment, the WASI state and the guest's memory handle.
 
 use crate::env::Environment;
 use crate::wasi::WasiState;
 use alloc::boxed::Box;
-use wasmi::{Memory, StoreLimits};
+use wasmi::Memory;
+use wasmi_core::{LimiterError, ResourceLimiter};
+
+/// Which limit a denied growth hit, so the failure names it exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LimitHit {
+    /// Linear memory would have grown to `desired` bytes.
+    Memory { desired: usize },
+    /// A table would have grown to `desired` elements.
+    Table { desired: usize },
+}
+
+/// The policy's resource limits as wasmi's limiter. Growth past a limit traps (the intent ends
+/// with a failed outcome) and records which limit it was; growth that fails for other reasons
+/// (a declared maximum, fuel) keeps wasmi's own semantics.
+#[derive(Debug)]
+pub(crate) struct Limits {
+    pub(crate) max_memory_bytes: usize,
+    pub(crate) max_table_elements: usize,
+    pub(crate) max_tables: usize,
+    pub(crate) max_instances: usize,
+    pub(crate) hit: Option<LimitHit>,
+}
+
+impl ResourceLimiter for Limits {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> Result<bool, LimiterError> {
+        if desired > self.max_memory_bytes {
+            self.hit = Some(LimitHit::Memory { desired });
+            return Err(LimiterError::ResourceLimiterDeniedAllocation);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> Result<bool, LimiterError> {
+        if desired > self.max_table_elements {
+            self.hit = Some(LimitHit::Table { desired });
+            return Err(LimiterError::ResourceLimiterDeniedAllocation);
+        }
+        Ok(true)
+    }
+
+    fn instances(&self) -> usize {
+        self.max_instances
+    }
+
+    fn tables(&self) -> usize {
+        self.max_tables
+    }
+
+    fn memories(&self) -> usize {
+        1
+    }
+}
 
 /// Per-instance host state, owned by the instance's `Store`.
 pub struct HostState {
     /// Memory, table and instance limits, installed as the store's limiter.
-    pub(crate) limits: StoreLimits,
+    pub(crate) limits: Limits,
     /// Every nondeterministic input.
     pub(crate) env: Box<dyn Environment>,
     /// Args, environment, fds and output.
     pub(crate) wasi: WasiState,
     /// The guest's exported memory, once instantiated.
     pub(crate) memory: Option<Memory>,
-    /// The policy's memory limit in bytes, for reporting which limit a failed growth hit.
-    pub(crate) memory_limit: u64,
 }

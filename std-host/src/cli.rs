@@ -10,7 +10,8 @@ use contour_core::check::{ImportVerdict, Inspection};
 use contour_core::env::Environment;
 use contour_core::wasi::OutputSink;
 use contour_core::{
-    run_command, BlockedReason, CommandExit, Failure, IntentReport, Outcome, Permissions, Plugin, Policy, Profile, Sandbox, WasiConfig,
+    run_command, BlockedReason, CommandExit, Failure, IntentReport, Outcome, Permissions, Plugin, Policy, Profile,
+    Sandbox, WasiConfig,
 };
 use serde_json::{json, Value};
 use std::io::Write;
@@ -261,9 +262,7 @@ fn inspection_json(inspection: &Inspection) -> Value {
         })
         .collect();
     let exports: Vec<Value> = inspection.exports.iter().map(|e| json!({"name": e.name, "type": e.ty})).collect();
-    let memory = inspection
-        .memory
-        .map(|m| json!({"minimumPages": m.minimum_pages, "maximumPages": m.maximum_pages}));
+    let memory = inspection.memory.map(|m| json!({"minimumPages": m.minimum_pages, "maximumPages": m.maximum_pages}));
     let failures: Vec<Value> = inspection.failures.iter().map(failure_json).collect();
     json!({
         "verdict": if inspection.failures.is_empty() { "accepted" } else { "rejected" },

@@ -33,5 +33,7 @@ pub fn read_module(path: &Path) -> Result<Vec<u8>, ModuleFileError> {
     if !is_text {
         return Ok(bytes);
     }
-    wat::parse_bytes(&bytes).map(|cow| cow.into_owned()).map_err(|e| ModuleFileError::Wat(path.to_path_buf(), e.to_string()))
+    wat::parse_bytes(&bytes)
+        .map(|cow| cow.into_owned())
+        .map_err(|e| ModuleFileError::Wat(path.to_path_buf(), e.to_string()))
 }

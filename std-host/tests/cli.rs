@@ -97,7 +97,8 @@ fn load_time_rejections_are_failed_outcomes_with_exit_1() {
         ("bad.wat", b"(module (func $f (result i32)))x".to_vec(), "invalid_module"),
         (
             "import.wat",
-            br#"(module (import "env" "system" (func (param i32) (result i32))) (memory (export "memory") 1))"#.to_vec(),
+            br#"(module (import "env" "system" (func (param i32) (result i32))) (memory (export "memory") 1))"#
+                .to_vec(),
             "import_not_allowed",
         ),
         ("noexports.wat", br#"(module (memory (export "memory") 1))"#.to_vec(), "abi_mismatch"),
