@@ -86,7 +86,8 @@ pub fn framed(body: &[u8]) -> Vec<u8> {
 }
 
 /// A plugin of one page whose every intent answers with `resp_ptr`, with `data` placed at
-/// offset `data_at`; `tdm_alloc` returns 1024 (so requests land at 1024).
+/// offset `data_at`; `tdm_alloc` returns 1024, so the request overwrites whatever `data` puts
+/// at 1024 and after it (keep data below 1024, or past the request).
 pub fn pointing_plugin(resp_ptr: u32, data_at: u32, data: &[u8]) -> Vec<u8> {
     wat(&format!(
         r#"(module
@@ -99,8 +100,10 @@ pub fn pointing_plugin(resp_ptr: u32, data_at: u32, data: &[u8]) -> Vec<u8> {
     ))
 }
 
-/// A plugin whose every intent answers with exactly `body` (framed at offset 16).
+/// A plugin whose every intent answers with exactly `body` (framed at offset 16, so at most
+/// 1004 bytes).
 pub fn responder(body: &[u8]) -> Vec<u8> {
+    assert!(body.len() <= 1004, "the response would overlap the request at 1024");
     pointing_plugin(16, 16, &framed(body))
 }
 

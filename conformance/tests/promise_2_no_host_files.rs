@@ -23,8 +23,7 @@ const FILESYSTEM_IMPORTS: [(&str, &str); 12] = [
 #[test]
 fn every_filesystem_import_is_rejected_at_load() {
     for (name, signature) in FILESYSTEM_IMPORTS {
-        let wasm =
-            plugin_with_imports(&format!(r#"(import "wasi_snapshot_preview1" "{name}" (func {signature}))"#));
+        let wasm = plugin_with_imports(&format!(r#"(import "wasi_snapshot_preview1" "{name}" (func {signature}))"#));
         let failure = load_failure(&wasm, Policy::default());
         assert_eq!(failure.reason.as_str(), "import_not_allowed", "{name}: {failure}");
         assert!(failure.detail.contains(&format!("wasi_snapshot_preview1.{name} ")), "{name}: {}", failure.detail);

@@ -9,8 +9,10 @@ use serde_json::json;
 
 #[test]
 fn an_unknown_host_function_is_rejected() {
-    let failure =
-        load_failure(&plugin_with_imports(r#"(import "env" "system" (func (param i32) (result i32)))"#), Policy::default());
+    let failure = load_failure(
+        &plugin_with_imports(r#"(import "env" "system" (func (param i32) (result i32)))"#),
+        Policy::default(),
+    );
     assert_eq!(failure.reason.as_str(), "import_not_allowed");
     assert!(failure.detail.contains("env.system"), "{}", failure.detail);
 }
@@ -41,9 +43,7 @@ fn a_wrong_signature_on_an_allowed_import_is_rejected() {
     for signature in
         ["(param i32 i32 i32) (result i32)", "(param i32 i32 i32 i64) (result i32)", "(param i32 i32 i32 i32)"]
     {
-        let wasm = plugin_with_imports(&format!(
-            r#"(import "wasi_snapshot_preview1" "fd_write" (func {signature}))"#
-        ));
+        let wasm = plugin_with_imports(&format!(r#"(import "wasi_snapshot_preview1" "fd_write" (func {signature}))"#));
         let failure = load_failure(&wasm, Policy::default());
         assert_eq!(failure.reason.as_str(), "import_not_allowed", "{signature}");
         assert!(failure.detail.contains("wasi_snapshot_preview1.fd_write"), "{signature}: {}", failure.detail);

@@ -9,10 +9,12 @@ pub const WASM_PAGE_BYTES: u64 = 65_536;
 
 /// Default linear memory limit: 64 MiB.
 pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 64 * 1024 * 1024;
-/// Default fuel per intent: about what wasmi 2.0 executes in 5 s on a 2 vCPU Xeon (measured by
-/// `make bench`, `fuel_rate` bench: ~1.2e9 fuel/s with fuel metering on), so the deterministic
-/// limit and the 5 s wall clock agree.
-pub const DEFAULT_FUEL_PER_INTENT: u64 = 6_000_000_000;
+/// Default fuel per intent: about what wasmi 2.0 executes in 5 s on a 2 vCPU Xeon. Measured with
+/// `cargo run --release -p contour-benches --bin fuel_rate`: 3.5e8 fuel/s on call-heavy code
+/// (recursive fib, so 5 s = 1.76e9) and 1.5e9 fuel/s on a tight loop (5 s = 7.5e9). The budget
+/// takes the call-heavy figure, rounded up, so on typical plugin code the deterministic limit
+/// binds at about the same time as the 5 s wall clock and never much later.
+pub const DEFAULT_FUEL_PER_INTENT: u64 = 2_000_000_000;
 /// Default wall-clock deadline per intent on std hosts: 5 s.
 pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
 /// Default maximum call depth (Wasm frames).

@@ -527,8 +527,14 @@ pub fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
                 Fd::Stderr => true,
                 _ => return Err(Errno::Badf),
             };
+            // Check every iovec and the result pointer before capturing anything.
+            let vecs = g.iovecs(iovs, n)?;
+            for (ptr, len) in &vecs {
+                g.range(*ptr, *len)?;
+            }
+            g.range(written, 4)?;
             let mut total: u32 = 0;
-            for (ptr, len) in g.iovecs(iovs, n)? {
+            for (ptr, len) in vecs {
                 s.wasi.output.write(stderr, g.bytes(ptr, len)?);
                 total = total.saturating_add(len);
             }
