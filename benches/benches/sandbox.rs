@@ -3,7 +3,7 @@
 
 use contour_benches::{echo_wasm, fib_wasm, large_wasm, request_of_size, request_with_n};
 use contour_core::{Compilation, Plugin, Policy, Sandbox, VirtualEnvironment};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,6 +42,10 @@ fn cold_start(c: &mut Criterion) {
     for (size, wasm) in &fixtures {
         let mut group = c.benchmark_group(format!("cold_start/{size}"));
         group.throughput(Throughput::Bytes(wasm.len() as u64));
+        if *size == "large" {
+            // Milliseconds per iteration: sample flat so 20 samples fit the measurement time.
+            group.sampling_mode(SamplingMode::Flat);
+        }
         for (name, compilation, _) in MODES {
             group.bench_function(format!("contour_{name}"), |b| {
                 b.iter(|| {
@@ -138,7 +142,10 @@ fn compute(c: &mut Criterion) {
 }
 
 fn config() -> Criterion {
-    Criterion::default().measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500)).sample_size(20)
+    Criterion::default()
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(500))
+        .sample_size(20)
 }
 
 criterion_group! {

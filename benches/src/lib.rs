@@ -4,6 +4,8 @@
 //! reset at the end of each intent (so a warm instance never grows), a no-op `tdm_free`, and helpers that find
 //! `"n":<digits>` in the request and answer `{"status":"completed","output":{"value":<u64>}}`.
 
+#![deny(missing_docs)]
+
 use std::fmt::Write as _;
 
 /// The outcome the echo plugin answers for every request.

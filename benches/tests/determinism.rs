@@ -28,8 +28,39 @@ fn fuel_is_identical_across_runs_and_compilation_modes() {
         assert!(first.1 > 0, "{compilation:?}: the intent used no fuel");
         figures.push((compilation, first));
     }
+    println!("contour fuel (launch, intent) in every mode: ({}, {})", figures[0].1 .0, figures[0].1 .1);
     let (_, reference) = &figures[0];
     for (compilation, run) in &figures[1..] {
         assert_eq!(run, reference, "{compilation:?} differs from Lazy: translation fuel was charged");
     }
+}
+
+/// The control: bare wasmi with its default fuel costs does charge translation fuel, so the test above would see it.
+#[test]
+fn bare_wasmi_with_default_fuel_costs_charges_translation() {
+    use wasmi::{CompilationMode, Config, Engine, Linker, Module, Store};
+    let wasm = large_wasm();
+    let request = request_with_n("large", 17);
+    let fuel_in = |mode: CompilationMode| {
+        let mut config = Config::default();
+        config.consume_fuel(true).compilation_mode(mode);
+        let engine = Engine::new(&config);
+        let module = Module::new(&engine, &wasm).expect("the large module compiles");
+        let mut store = Store::new(&engine, ());
+        store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
+        let instance = Linker::new(&engine).instantiate_and_start(&mut store, &module).expect("it instantiates");
+        let memory = instance.get_memory(&store, "memory").expect("it exports memory");
+        let alloc = instance.get_typed_func::<i32, i32>(&store, "tdm_alloc").expect("it exports tdm_alloc");
+        let execute =
+            instance.get_typed_func::<(i32, i32), i32>(&store, "tdm_plugin_execute_intent").expect("it exports it");
+        let len = request.len() as i32;
+        let ptr = alloc.call(&mut store, len).expect("tdm_alloc runs");
+        memory.write(&mut store, ptr as usize, &request).expect("the request fits");
+        let before = store.get_fuel().expect("fuel metering is on");
+        execute.call(&mut store, (ptr, len)).expect("the intent runs");
+        before - store.get_fuel().expect("fuel metering is on")
+    };
+    let (lazy, eager) = (fuel_in(CompilationMode::Lazy), fuel_in(CompilationMode::Eager));
+    println!("bare wasmi intent fuel: lazy {lazy}, eager {eager}");
+    assert!(lazy > eager, "lazy {lazy} vs eager {eager}");
 }
