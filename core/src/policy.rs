@@ -38,10 +38,13 @@ pub const DEFAULT_FUEL_SLICE: u64 = 4_000_000;
 /// Contour sets wasmi's translation and validation fuel costs to zero (see docs/ABI.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compilation {
-    /// Parse eagerly; validate and translate each function on its first call (fastest start).
-    #[default]
+    /// Parse eagerly; validate and translate each function on its first call. The fastest start,
+    /// for modules already validated once (at install): an invalid body is only found when
+    /// called, and then ends that intent with `invalid_module`.
     Lazy,
-    /// Validate everything at load; translate each function on its first call.
+    /// Validate everything at load; translate each function on its first call. The default: a
+    /// module that loads is valid.
+    #[default]
     LazyTranslation,
     /// Validate and translate everything at load.
     Eager,
@@ -94,7 +97,7 @@ impl Default for Policy {
             max_tables: DEFAULT_MAX_TABLES,
             max_instances: 1,
             fuel_slice: DEFAULT_FUEL_SLICE,
-            compilation: Compilation::Lazy,
+            compilation: Compilation::LazyTranslation,
         }
     }
 }
