@@ -2,6 +2,7 @@
 //! section 2), every import against the allowlist with its exact signature (promise 3), and the
 //! declared memory against the policy. `Inspection` is the full report `tdm inspect` prints.
 
+use crate::host;
 use crate::policy::{Policy, WASM_PAGE_BYTES};
 use crate::reason::{BlockedReason, Failure};
 use crate::wasi::{self, Signature};
@@ -154,6 +155,7 @@ fn check_import(module: &str, name: &str, ty: &ExternType, profile: Profile) -> 
     };
     let expected: Option<&Signature> = match module {
         wasi::MODULE => wasi::PREVIEW1.iter().find(|s| s.name == name),
+        host::MODULE if profile == Profile::Marketplace => host::IMPORTS.iter().find(|s| s.name == name),
         _ => None,
     };
     let Some(expected) = expected else {

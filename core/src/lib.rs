@@ -26,6 +26,7 @@
 //! | [`abi`] | the request bytes and bounds-checked response framing |
 //! | [`sandbox`] | load -> launch -> execute, fuel slices and the deadline |
 //! | [`wasi`] | the WASI Preview1 shim |
+//! | [`host`] | host intents: `tdm_host_call`/`tdm_host_response`, permission check, audit |
 //! | [`fs`] | the read-only filesystem trait behind `tdm exec --dir` |
 //! | [`env`] | the one trait for clocks, entropy and the deadline clock |
 //! | [`outcome`] | the outcome JSON and the per-intent report |
@@ -42,6 +43,7 @@ pub mod abi;
 pub mod check;
 pub mod env;
 pub mod fs;
+pub mod host;
 pub mod outcome;
 pub mod permission;
 pub mod policy;
@@ -52,6 +54,7 @@ pub mod wasi;
 
 pub use check::{Inspection, Profile};
 pub use env::{Clock, Environment, VirtualEnvironment};
+pub use host::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, NoHostIntents};
 pub use outcome::{IntentReport, Outcome, Status};
 pub use permission::{Permission, Permissions};
 pub use policy::{Compilation, Policy};

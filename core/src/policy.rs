@@ -31,6 +31,12 @@ pub const DEFAULT_MAX_MODULE_BYTES: usize = 32 * 1024 * 1024;
 pub const DEFAULT_MAX_TABLE_ELEMENTS: usize = 100_000;
 /// Default maximum number of tables.
 pub const DEFAULT_MAX_TABLES: usize = 8;
+/// Default maximum host calls per intent.
+pub const DEFAULT_MAX_HOST_CALLS: u32 = 1_000;
+/// Default maximum bytes moved through host calls per intent (requests plus responses): 16 MiB.
+pub const DEFAULT_MAX_HOST_BYTES: u64 = 16 * 1024 * 1024;
+/// Default maximum size of one host-call request: 1 MiB.
+pub const DEFAULT_MAX_HOST_REQUEST_BYTES: u32 = 1024 * 1024;
 /// Default fuel handed out per slice between deadline checks.
 pub const DEFAULT_FUEL_SLICE: u64 = 4_000_000;
 
@@ -78,6 +84,12 @@ pub struct Policy {
     pub max_instances: usize,
     /// Fuel handed out between two deadline checks.
     pub fuel_slice: u64,
+    /// Host calls allowed per intent.
+    pub max_host_calls: u32,
+    /// Bytes allowed through host calls per intent (requests plus responses).
+    pub max_host_bytes: u64,
+    /// Maximum size of one host-call request.
+    pub max_host_request_bytes: u32,
     /// How functions are compiled.
     pub compilation: Compilation,
 }
@@ -97,6 +109,9 @@ impl Default for Policy {
             max_tables: DEFAULT_MAX_TABLES,
             max_instances: 1,
             fuel_slice: DEFAULT_FUEL_SLICE,
+            max_host_calls: DEFAULT_MAX_HOST_CALLS,
+            max_host_bytes: DEFAULT_MAX_HOST_BYTES,
+            max_host_request_bytes: DEFAULT_MAX_HOST_REQUEST_BYTES,
             compilation: Compilation::LazyTranslation,
         }
     }

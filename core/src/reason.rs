@@ -43,11 +43,19 @@ pub enum BlockedReason {
     RequestTooLarge,
     /// `tdm_alloc` returned 0 or a region outside linear memory.
     AllocationFailed,
+    /// A host call named a method the host does not offer.
+    UnknownHostMethod,
+    /// A host call's params do not fit its method.
+    InvalidHostRequest,
+    /// The intent made more host calls, or moved more bytes through them, than allowed.
+    HostCallLimitExceeded,
+    /// A host method failed on the host's side (I/O, network, missing file).
+    HostIntentFailed,
 }
 
 impl BlockedReason {
     /// Every reason, in documentation order.
-    pub const ALL: [BlockedReason; 17] = [
+    pub const ALL: [BlockedReason; 21] = [
         Self::AbiMismatch,
         Self::ImportNotAllowed,
         Self::InvalidModule,
@@ -65,6 +73,10 @@ impl BlockedReason {
         Self::ResponseTooLarge,
         Self::RequestTooLarge,
         Self::AllocationFailed,
+        Self::UnknownHostMethod,
+        Self::InvalidHostRequest,
+        Self::HostCallLimitExceeded,
+        Self::HostIntentFailed,
     ];
 
     /// The wire name, as it appears in `blockedReason`.
@@ -87,6 +99,10 @@ impl BlockedReason {
             Self::ResponseTooLarge => "response_too_large",
             Self::RequestTooLarge => "request_too_large",
             Self::AllocationFailed => "allocation_failed",
+            Self::UnknownHostMethod => "unknown_host_method",
+            Self::InvalidHostRequest => "invalid_host_request",
+            Self::HostCallLimitExceeded => "host_call_limit_exceeded",
+            Self::HostIntentFailed => "host_intent_failed",
         }
     }
 
@@ -110,6 +126,10 @@ impl BlockedReason {
             Self::ResponseTooLarge => "The plugin's response is larger than the policy allows.",
             Self::RequestTooLarge => "The request is larger than the policy allows.",
             Self::AllocationFailed => "The plugin could not allocate room for the request.",
+            Self::UnknownHostMethod => "The host does not offer that method.",
+            Self::InvalidHostRequest => "The host call's params do not fit its method.",
+            Self::HostCallLimitExceeded => "The intent exceeded its host-call limits.",
+            Self::HostIntentFailed => "The host could not complete the call.",
         }
     }
 
@@ -135,12 +155,16 @@ impl BlockedReason {
             Self::ResponseTooLarge => "Ask for less output or raise the response limit.",
             Self::RequestTooLarge => "Send smaller params or raise the request limit.",
             Self::AllocationFailed => "Send smaller params; if it persists, report it to the plugin's author.",
+            Self::UnknownHostMethod => "Use one of the methods in docs/ABI.md.",
+            Self::InvalidHostRequest => "Check the method's params in docs/ABI.md.",
+            Self::HostCallLimitExceeded => "Make fewer or smaller host calls per intent, or raise the policy limits.",
+            Self::HostIntentFailed => "Check the host's resource (file, server) and retry.",
         }
     }
 
     /// Whether the same request may succeed if retried (with the same policy) later.
     pub const fn retryable(self) -> bool {
-        matches!(self, Self::DeadlineExceeded)
+        matches!(self, Self::DeadlineExceeded | Self::HostIntentFailed)
     }
 
     /// Parses a wire name back into a reason.

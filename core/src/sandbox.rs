@@ -6,10 +6,12 @@
 use crate::abi;
 use crate::check::{Inspection, Profile};
 use crate::env::Environment;
+use crate::host::{self, HostCalls, HostIntents, NoHostIntents};
 use crate::outcome::{IntentReport, Outcome};
+use crate::permission::Permissions;
 use crate::policy::{Compilation, Policy, WASM_PAGE_BYTES};
 use crate::reason::{BlockedReason, Failure};
-use crate::state::{HostState, LimitHit, Limits};
+use crate::state::{FuelAccount, HostState, LimitHit, Limits};
 use crate::wasi::{self, WasiConfig, WasiState};
 use alloc::boxed::Box;
 use alloc::format;
@@ -67,8 +69,9 @@ impl Plugin {
             return Err(failure.clone());
         }
         let mut linker = Linker::new(&engine);
-        wasi::link(&mut linker)
-            .map_err(|e| Failure::new(BlockedReason::InvalidModule, format!("Linking the WASI shim failed: {e}.")))?;
+        wasi::link(&mut linker).and_then(|()| host::link(&mut linker)).map_err(|e| {
+            Failure::new(BlockedReason::InvalidModule, format!("Linking the host imports failed: {e}."))
+        })?;
         Ok(Self { engine, module, linker, policy, inspection })
     }
 
@@ -111,47 +114,46 @@ fn invalid_module(error: &wasmi::Error) -> Failure {
     Failure::new(BlockedReason::InvalidModule, format!("{error}."))
 }
 
-/// Fuel and deadline accounting for one run (an intent, a launch, or a command).
+/// Fuel and deadline accounting for one run (an intent, a launch, or a command). The budget
+/// and what was handed out live in the store (`HostState::fuel`), so host calls can charge a
+/// nested sandbox's fuel to the same budget.
 struct Meter {
-    budget: u64,
-    given: u64,
     slice: u64,
     deadline: Option<(u64, u64)>,
 }
 
 impl Meter {
-    /// Starts a run: the store gets its first slice and the deadline clock is read.
+    /// Starts a run: a fresh budget, the first slice in the store, the deadline clock read.
     fn start(store: &mut Store<HostState>, policy: &Policy) -> Self {
         let started = store.data_mut().env.deadline_clock_ns();
         let timeout_ns = policy.timeout_ms.saturating_mul(1_000_000);
-        let mut meter = Self {
-            budget: policy.fuel_per_intent,
-            given: 0,
-            slice: policy.fuel_slice,
-            deadline: started.map(|t| (t, timeout_ns)),
-        };
-        meter.give(store, 0);
+        let deadline = started.map(|t| (t, timeout_ns));
+        let state = store.data_mut();
+        state.fuel = FuelAccount { budget: policy.fuel_per_intent, given: 0 };
+        state.host.start_intent(deadline);
+        let _ = store.set_fuel(0);
+        let meter = Self { slice: policy.fuel_slice, deadline };
+        meter.give(store, policy.fuel_slice);
         meter
     }
 
     /// Hands out the whole remaining budget at once (for the start function, which wasmi
     /// cannot run in slices).
-    fn give_all(&mut self, store: &mut Store<HostState>) {
-        let rest = self.budget - self.given;
-        self.give(store, rest);
+    fn give_all(&self, store: &mut Store<HostState>) {
+        self.give(store, u64::MAX);
     }
 
-    fn give(&mut self, store: &mut Store<HostState>, extra: u64) {
-        let amount = if self.given == 0 { self.slice.min(self.budget).max(extra) } else { extra };
-        let amount = amount.min(self.budget - self.given);
-        self.given += amount;
+    fn give(&self, store: &mut Store<HostState>, amount: u64) {
+        let account = &mut store.data_mut().fuel;
+        let amount = amount.min(account.budget - account.given);
+        account.given += amount;
         let current = store.get_fuel().unwrap_or(0);
         // Fuel metering is always on for a sandbox engine, so this cannot fail.
         let _ = store.set_fuel(current.saturating_add(amount));
     }
 
-    fn used(&self, store: &Store<HostState>) -> u64 {
-        self.given.saturating_sub(store.get_fuel().unwrap_or(0))
+    fn used(store: &Store<HostState>) -> u64 {
+        store.data().fuel.given.saturating_sub(store.get_fuel().unwrap_or(0))
     }
 
     fn check_deadline(&self, store: &mut Store<HostState>) -> Result<(), Failure> {
@@ -169,15 +171,16 @@ impl Meter {
 
     /// Called when the store ran out of fuel: checks the deadline, then adds slices until the
     /// next basic block can run, or fails with `fuel_exhausted` when the budget is spent.
-    fn refuel(&mut self, store: &mut Store<HostState>, required: u64) -> Result<(), Failure> {
+    fn refuel(&self, store: &mut Store<HostState>, required: u64) -> Result<(), Failure> {
         self.check_deadline(store)?;
         loop {
             let available = store.get_fuel().unwrap_or(0);
             if available >= required {
                 return Ok(());
             }
-            if self.given >= self.budget {
-                return Err(Failure::new(BlockedReason::FuelExhausted, format!("The budget is {} fuel.", self.budget)));
+            let FuelAccount { budget, given } = store.data().fuel;
+            if given >= budget {
+                return Err(Failure::new(BlockedReason::FuelExhausted, format!("The budget is {budget} fuel.")));
             }
             self.give(store, self.slice.max(required - available));
         }
@@ -185,7 +188,7 @@ impl Meter {
 
     /// Calls `func` in fuel slices, checking the deadline between slices.
     fn call<P: WasmParams, R: WasmResults>(
-        &mut self,
+        &self,
         store: &mut Store<HostState>,
         func: &TypedFunc<P, R>,
         params: P,
@@ -264,7 +267,7 @@ struct Live {
 }
 
 /// Creates a store for `plugin` with the policy's limits and the given environment.
-fn new_store(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig) -> Store<HostState> {
+fn new_store(plugin: &Plugin, env: Box<dyn Environment>, host: HostCalls, wasi: WasiConfig) -> Store<HostState> {
     let policy = &plugin.policy;
     let limits = Limits {
         max_memory_bytes: usize::try_from(policy.max_memory_bytes).unwrap_or(usize::MAX),
@@ -273,7 +276,14 @@ fn new_store(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig) -> St
         max_instances: policy.max_instances,
         hit: None,
     };
-    let state = HostState { limits, env, wasi: WasiState::new(wasi, policy.max_output_bytes), memory: None };
+    let state = HostState {
+        limits,
+        env,
+        wasi: WasiState::new(wasi, policy.max_output_bytes),
+        memory: None,
+        fuel: FuelAccount::default(),
+        host,
+    };
     let mut store = Store::new(&plugin.engine, state);
     store.limiter(|state| &mut state.limits);
     store
@@ -281,7 +291,7 @@ fn new_store(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig) -> St
 
 /// Instantiates the module in `store` (start function under the full budget, which wasmi runs
 /// in one piece) and runs `_initialize` or nothing, under the same budget.
-fn instantiate(plugin: &Plugin, store: &mut Store<HostState>, meter: &mut Meter) -> Result<wasmi::Instance, Failure> {
+fn instantiate(plugin: &Plugin, store: &mut Store<HostState>, meter: &Meter) -> Result<wasmi::Instance, Failure> {
     meter.give_all(store);
     let instance =
         plugin.linker.instantiate_and_start(&mut *store, &plugin.module).map_err(|e| failure_of(&e, store))?;
@@ -297,6 +307,7 @@ pub struct Sandbox {
     plugin: Arc<Plugin>,
     live: Option<Live>,
     env: Option<Box<dyn Environment>>,
+    host: Option<(Box<dyn HostIntents>, Permissions)>,
     next_id: u64,
     launch_fuel: u64,
 }
@@ -312,7 +323,29 @@ impl Sandbox {
     /// A sandbox for `plugin` whose nondeterminism comes from `env`. Nothing runs until the
     /// first `launch` or `execute`.
     pub fn new(plugin: Arc<Plugin>, env: Box<dyn Environment>) -> Self {
-        Self { plugin, live: None, env: Some(env), next_id: 1, launch_fuel: 0 }
+        Self {
+            plugin,
+            live: None,
+            env: Some(env),
+            host: Some((Box::new(NoHostIntents), Permissions::default())),
+            next_id: 1,
+            launch_fuel: 0,
+        }
+    }
+
+    /// Serves the plugin's host calls with `intents`, allowing what `grants` grant. Core
+    /// checks every call against `grants` before `intents` sees it.
+    pub fn with_host(mut self, intents: Box<dyn HostIntents>, grants: Permissions) -> Self {
+        self.discard();
+        self.host = Some((intents, grants));
+        self
+    }
+
+    /// Takes the environment and host back from a store being dropped.
+    fn reclaim(&mut self, store: Store<HostState>) {
+        let state = store.into_data();
+        self.env = Some(state.env);
+        self.host = Some((state.host.intents, state.host.grants));
     }
 
     /// The plugin this sandbox runs.
@@ -323,13 +356,13 @@ impl Sandbox {
     /// Launches a fresh instance, discarding the current one.
     pub fn launch(&mut self) -> Result<LaunchReport, Failure> {
         self.discard();
-        let env = self
-            .env
-            .take()
-            .ok_or_else(|| Failure::new(BlockedReason::PluginTrap, "The sandbox lost its environment."))?;
-        let mut store = new_store(&self.plugin, env, WasiConfig::plugin());
-        let mut meter = Meter::start(&mut store, &self.plugin.policy);
-        let result = instantiate(&self.plugin, &mut store, &mut meter).and_then(|instance| {
+        let lost = || Failure::new(BlockedReason::PluginTrap, "The sandbox lost its environment.");
+        let env = self.env.take().ok_or_else(lost)?;
+        let (intents, grants) = self.host.take().ok_or_else(lost)?;
+        let host = HostCalls::new(intents, grants, &self.plugin.policy);
+        let mut store = new_store(&self.plugin, env, host, WasiConfig::plugin());
+        let meter = Meter::start(&mut store, &self.plugin.policy);
+        let result = instantiate(&self.plugin, &mut store, &meter).and_then(|instance| {
             let memory = store
                 .data()
                 .memory
@@ -344,7 +377,7 @@ impl Sandbox {
                     .map_err(|_| typed("tdm_plugin_execute_intent"))?,
             ))
         });
-        let fuel_used = meter.used(&store);
+        let fuel_used = Meter::used(&store);
         self.launch_fuel = fuel_used;
         match result {
             Ok((memory, alloc, free, execute)) => {
@@ -355,7 +388,7 @@ impl Sandbox {
                 Ok(LaunchReport { fuel_used })
             }
             Err(failure) => {
-                self.env = Some(store.into_data().env);
+                self.reclaim(store);
                 Err(failure)
             }
         }
@@ -364,7 +397,7 @@ impl Sandbox {
     /// Drops the live instance (the next intent launches a fresh one).
     pub fn discard(&mut self) {
         if let Some(live) = self.live.take() {
-            self.env = Some(live.store.into_data().env);
+            self.reclaim(live.store);
         }
     }
 
@@ -398,9 +431,9 @@ impl Sandbox {
             return failed_report(Failure::new(BlockedReason::PluginTrap, "No instance."), 0, 0);
         };
         let policy = &self.plugin.policy;
-        let mut meter = Meter::start(&mut live.store, policy);
-        let result = run_intent(live, &mut meter, policy, request);
-        let fuel_used = meter.used(&live.store);
+        let meter = Meter::start(&mut live.store, policy);
+        let result = run_intent(live, &meter, policy, request);
+        let fuel_used = Meter::used(&live.store);
         let peak_memory_bytes = live.memory.size(&live.store).saturating_mul(WASM_PAGE_BYTES);
         let _ = live.store.set_fuel(0);
         let (stdout, stderr, output_dropped) = live.store.data_mut().wasi.output.take_captured().unwrap_or_default();
@@ -427,7 +460,7 @@ fn failed_report(failure: Failure, fuel_used: u64, peak_memory_bytes: u64) -> In
 }
 
 /// DESIGN section 3, steps 2-6.
-fn run_intent(live: &mut Live, meter: &mut Meter, policy: &Policy, request: &[u8]) -> Result<Outcome, Failure> {
+fn run_intent(live: &mut Live, meter: &Meter, policy: &Policy, request: &[u8]) -> Result<Outcome, Failure> {
     let len = u32::try_from(request.len()).ok().filter(|len| *len <= policy.max_request_bytes).ok_or_else(|| {
         Failure::new(
             BlockedReason::RequestTooLarge,
@@ -470,9 +503,10 @@ pub struct CommandReport {
 /// Runs a WASI command module's `_start` (loaded with `Profile::Command`) under the plugin's
 /// policy, with the given args, environment, files and output.
 pub fn run_command(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig) -> CommandReport {
-    let mut store = new_store(plugin, env, wasi);
-    let mut meter = Meter::start(&mut store, &plugin.policy);
-    let result = instantiate(plugin, &mut store, &mut meter).and_then(|instance| {
+    let host = HostCalls::new(Box::new(NoHostIntents), Permissions::default(), &plugin.policy);
+    let mut store = new_store(plugin, env, host, wasi);
+    let meter = Meter::start(&mut store, &plugin.policy);
+    let result = instantiate(plugin, &mut store, &meter).and_then(|instance| {
         let start = instance
             .get_typed_func::<(), ()>(&store, "_start")
             .map_err(|_| Failure::new(BlockedReason::AbiMismatch, "export `_start` is unusable."))?;
@@ -485,7 +519,7 @@ pub fn run_command(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig)
         }
         Err(failure) => CommandExit::Failed(failure),
     };
-    CommandReport { exit, fuel_used: meter.used(&store) }
+    CommandReport { exit, fuel_used: Meter::used(&store) }
 }
 
 impl wasmi::errors::HostError for Failure {}

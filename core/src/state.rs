@@ -2,6 +2,7 @@
 //! environment, the WASI state and the guest's memory handle.
 
 use crate::env::Environment;
+use crate::host::HostCalls;
 use crate::wasi::WasiState;
 use alloc::boxed::Box;
 use wasmi::Memory;
@@ -68,6 +69,14 @@ impl ResourceLimiter for Limits {
     }
 }
 
+/// The fuel budget of the current run and how much of it was handed to the store so far
+/// (fuel used = given - fuel left in the store).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct FuelAccount {
+    pub(crate) budget: u64,
+    pub(crate) given: u64,
+}
+
 /// Per-instance host state, owned by the instance's `Store`.
 pub struct HostState {
     /// Memory, table and instance limits, installed as the store's limiter.
@@ -78,4 +87,8 @@ pub struct HostState {
     pub(crate) wasi: WasiState,
     /// The guest's exported memory, once instantiated.
     pub(crate) memory: Option<Memory>,
+    /// The current run's fuel budget.
+    pub(crate) fuel: FuelAccount,
+    /// Host intents: the embedder's methods, the grants, the per-intent counters.
+    pub(crate) host: HostCalls,
 }
