@@ -4,7 +4,16 @@
 
 use crate::dirfs::DirFs;
 use crate::environment::{HostEnvironment, SeededEnvironment};
+use crate::intents::audit::{read_entries, AuditLog};
+use crate::intents::context::Context;
+use crate::intents::dist::Dist;
+use crate::intents::log::Log;
+use crate::intents::net::Net;
+use crate::intents::tool::{sha256_hex, Tools};
+use crate::intents::vault::Vault;
+use crate::intents::{PluginIdentity, StdIntents};
 use crate::module_file::{read_module, ModuleFileError};
+use crate::workspace::{workspace_dir, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
 use clap::{Args, Parser, Subcommand};
 use contour_core::check::{ImportVerdict, Inspection};
 use contour_core::env::Environment;
@@ -49,6 +58,24 @@ enum Command {
     Inspect(InspectArgs),
     /// Run a WASI Preview1 command module's `_start` in the sandbox.
     Exec(ExecArgs),
+    /// Print the audit log: one line per host-call decision.
+    Audit(AuditArgs),
+}
+
+#[derive(Debug, Args)]
+struct AuditArgs {
+    /// Only this plugin's decisions.
+    #[arg(long, value_name = "ID")]
+    plugin: Option<String>,
+    /// Print JSON lines instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// The audit file (default: the workspace's).
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    /// The workspace folder (default: $TDM_WORKSPACE, else the platform data dir).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
 }
 
 /// Limits shared by `run` and `exec`.
@@ -85,6 +112,31 @@ struct RunArgs {
     /// Print fuel used, peak memory and time to stderr.
     #[arg(long)]
     stats: bool,
+    #[command(flatten)]
+    host: HostArgs,
+}
+
+/// Where the host intents of `tdm run` find their data.
+#[derive(Debug, Args)]
+struct HostArgs {
+    /// The plugin's assets for dist.read (default: `dist/` next to the module).
+    #[arg(long, value_name = "DIR")]
+    dist: Option<PathBuf>,
+    /// The vault file (default: the workspace's vault.json).
+    #[arg(long, value_name = "FILE")]
+    vault: Option<PathBuf>,
+    /// The operator context file (default: the workspace's context.json).
+    #[arg(long, value_name = "FILE")]
+    context: Option<PathBuf>,
+    /// The audit log to append to (default: the workspace's audit.jsonl).
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    /// A plugin tool.invoke may run: ID=MODULE (repeatable; still needs --grant tool:ID).
+    #[arg(long = "tool", value_name = "ID=MODULE", value_parser = parse_tool)]
+    tools: Vec<(String, PathBuf)>,
+    /// The workspace folder (default: $TDM_WORKSPACE, else the platform data dir).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -118,6 +170,13 @@ struct ExecArgs {
 
 fn parse_json(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))
+}
+
+fn parse_tool(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((id, path)) if !id.is_empty() && !path.is_empty() => Ok((id.to_string(), PathBuf::from(path))),
+        _ => Err(format!("`{text}` is not ID=MODULE")),
+    }
 }
 
 fn parse_seconds(text: &str) -> Result<Duration, String> {
@@ -159,6 +218,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run(&args),
         Command::Inspect(args) => inspect(&args),
         Command::Exec(args) => exec(&args),
+        Command::Audit(args) => audit(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -230,10 +290,10 @@ fn run(args: &RunArgs) -> Result<u8, UsageError> {
         Ok(plugin) => Arc::new(plugin),
         Err(failure) => return Ok(print_outcome(&Outcome::from_failure(failure))),
     };
-    // Grants are recorded for the host intents that check them (see docs/ABI.md).
-    let _ = grants;
+    let identity = PluginIdentity { id: plugin_id(&args.plugin), hash: sha256_hex(&bytes) };
+    let intents = std_intents(&args.host, args.seed, &args.plugin, identity, &grants)?;
     let env = environment(args.seed, plugin.policy());
-    let mut sandbox = Sandbox::new(plugin, env);
+    let mut sandbox = Sandbox::new(plugin, env).with_host(Box::new(intents), grants);
     let started = Instant::now();
     let report = sandbox.execute(&args.method, &args.params);
     forward_plugin_output(&report);
@@ -247,6 +307,98 @@ fn run(args: &RunArgs) -> Result<u8, UsageError> {
         );
     }
     Ok(print_outcome(&report.outcome))
+}
+
+/// A plugin's id for `tdm run`: its file name without extension.
+fn plugin_id(path: &Path) -> String {
+    path.file_stem().map_or_else(|| "plugin".to_string(), |stem| stem.to_string_lossy().into_owned())
+}
+
+/// The byte cap of one `dist.read` answer.
+const DIST_MAX_BYTES: u64 = 1024 * 1024;
+/// Log messages allowed per sandbox.
+const LOG_MAX_COUNT: u32 = 100;
+/// Log bytes allowed per sandbox.
+const LOG_MAX_BYTES: u64 = 64 * 1024;
+/// The cap of one `net.fetch` response body.
+const NET_MAX_BODY_BYTES: u64 = 1024 * 1024;
+/// How deep `tool.invoke` may nest.
+const TOOL_MAX_DEPTH: u32 = 4;
+
+/// Builds the std host intents of a `tdm run`, from flags or the workspace's files.
+fn std_intents(
+    host: &HostArgs,
+    seed: Option<u64>,
+    module: &Path,
+    identity: PluginIdentity,
+    grants: &Permissions,
+) -> Result<StdIntents, UsageError> {
+    let workspace = workspace_dir(host.workspace.as_deref());
+    let dist_dir = host.dist.clone().or_else(|| {
+        let beside = module.parent().unwrap_or(Path::new(".")).join("dist");
+        beside.is_dir().then_some(beside)
+    });
+    if let Some(dir) = &dist_dir {
+        if !dir.is_dir() {
+            return Err(UsageError(format!("--dist {}: not a directory", dir.display())));
+        }
+    }
+    // A flag names a file that must be there; the workspace's files are optional.
+    let existing = |path: PathBuf| path.exists().then_some(path);
+    let vault_path = host.vault.clone().or_else(|| existing(workspace.join(VAULT_FILE)));
+    let context_path = host.context.clone().or_else(|| existing(workspace.join(CONTEXT_FILE)));
+    let audit_path = host.audit.clone().unwrap_or_else(|| workspace.join(AUDIT_FILE));
+    if let Some(parent) = audit_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| UsageError(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    let registry = host.tools.iter().cloned().collect();
+    Ok(StdIntents {
+        tools: Tools::new(registry, vec![identity.id.clone()], TOOL_MAX_DEPTH)
+            .with_audit(Some(audit_path.clone()))
+            .with_seed(seed),
+        identity,
+        dist: Dist::new(dist_dir, DIST_MAX_BYTES),
+        log: Log::new(LOG_MAX_COUNT, LOG_MAX_BYTES),
+        net: Net::new(NET_MAX_BODY_BYTES),
+        vault: Vault::load(vault_path.as_deref()).map_err(UsageError)?,
+        context: Context::load(context_path.as_deref()).map_err(UsageError)?,
+        audit: AuditLog::new(Some(audit_path)),
+        grants: grants.clone(),
+    })
+}
+
+fn audit(args: &AuditArgs) -> Result<u8, UsageError> {
+    let path = args.audit.clone().unwrap_or_else(|| workspace_dir(args.workspace.as_deref()).join(AUDIT_FILE));
+    if !path.exists() {
+        if !args.json {
+            println!("(no audit log at {})", path.display());
+        }
+        return Ok(EXIT_COMPLETED);
+    }
+    let entries = read_entries(&path, args.plugin.as_deref()).map_err(UsageError)?;
+    let mut out = std::io::stdout().lock();
+    for entry in &entries {
+        if args.json {
+            let _ = writeln!(out, "{entry}");
+        } else {
+            let field = |name: &str| {
+                entry.get(name).map_or_else(String::new, |v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            };
+            let verdict = if entry.get("granted") == Some(&Value::Bool(true)) { "granted" } else { "DENIED" };
+            let _ = writeln!(
+                out,
+                "{}  {:<16} {:<13} {:<24} {:<8} bytes={} fuel={}",
+                field("time"),
+                field("plugin"),
+                field("method"),
+                field("permission"),
+                verdict,
+                field("bytes"),
+                field("fuel")
+            );
+        }
+    }
+    Ok(EXIT_COMPLETED)
 }
 
 fn inspection_json(inspection: &Inspection) -> Value {
@@ -264,8 +416,11 @@ fn inspection_json(inspection: &Inspection) -> Value {
     let exports: Vec<Value> = inspection.exports.iter().map(|e| json!({"name": e.name, "type": e.ty})).collect();
     let memory = inspection.memory.map(|m| json!({"minimumPages": m.minimum_pages, "maximumPages": m.maximum_pages}));
     let failures: Vec<Value> = inspection.failures.iter().map(failure_json).collect();
+    let host_imports: Vec<&str> =
+        inspection.imports.iter().filter(|i| i.module == contour_core::host::MODULE).map(|i| i.name.as_str()).collect();
     json!({
         "verdict": if inspection.failures.is_empty() { "accepted" } else { "rejected" },
+        "hostImports": host_imports,
         "exports": exports,
         "imports": imports,
         "memory": memory,
@@ -316,6 +471,16 @@ fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy) {
         };
         println!("  {}.{:<24} {:<28} {verdict}", import.module, import.name, import.ty);
     }
+    let host_imports: Vec<&str> =
+        inspection.imports.iter().filter(|i| i.module == contour_core::host::MODULE).map(|i| i.name.as_str()).collect();
+    println!(
+        "host intents: {}",
+        if host_imports.is_empty() {
+            "none (compute, WASI stdio and clocks only)".to_string()
+        } else {
+            format!("uses {}", host_imports.join(", "))
+        }
+    );
     match inspection.memory {
         Some(m) => println!(
             "memory: {} initial pages, maximum {}; policy limit {} bytes ({} pages)",

@@ -9,7 +9,9 @@
 pub mod cli;
 pub mod dirfs;
 pub mod environment;
+pub mod intents;
 pub mod module_file;
+pub mod workspace;
 
 pub use environment::{HostEnvironment, SeededEnvironment};
 pub use module_file::{read_module, ModuleFileError};

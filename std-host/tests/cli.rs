@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn tdm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tdm")).args(args).output().expect("tdm runs")
+    // A workspace of this test process's own, so no run touches the user's data directory.
+    let workspace = std::env::temp_dir().join(format!("tdm-cli-tests-{}", std::process::id()));
+    Command::new(env!("CARGO_BIN_EXE_tdm")).args(args).env("TDM_WORKSPACE", workspace).output().expect("tdm runs")
 }
 
 fn repo() -> PathBuf {
@@ -238,4 +240,65 @@ fn exec_exit_codes_follow_the_module() {
     let rejected = tdm(&["exec", &write_temp(&dir, "bad.wat", bad.as_bytes())]);
     assert_eq!(rejected.status.code(), Some(125));
     assert!(String::from_utf8_lossy(&rejected.stderr).contains("import_not_allowed"));
+}
+
+#[test]
+fn run_grants_host_intents_and_audit_prints_every_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = "s3cr3t-value-for-cli-test";
+    let vault = write_temp(
+        &dir,
+        "vault.json",
+        format!(r#"{{"secrets":{{"API_KEY":{{"value":"{secret}","created":"2026-01-01T00:00:00Z","allowedHosts":["api.example.com"]}}}}}}"#)
+            .as_bytes(),
+    );
+    let audit = dir.path().join("audit.jsonl").display().to_string();
+    let forward = fixture("forward.wat");
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"vault.read","params":{"name":"API_KEY"}}"#;
+    let base =
+        ["run", forward.as_str(), "forward", "--params", call, "--vault", vault.as_str(), "--audit", audit.as_str()];
+
+    let denied = tdm(&base);
+    assert_eq!(denied.status.code(), Some(0), "the plugin still answers");
+    assert_eq!(outcome(&denied)["output"]["blockedReason"], "permission_denied");
+
+    let mut granted_args = base.to_vec();
+    granted_args.extend_from_slice(&["--grant", "vault:read"]);
+    let granted = tdm(&granted_args);
+    assert_eq!(granted.status.code(), Some(0));
+    let value = outcome(&granted);
+    assert_eq!(value["output"]["output"]["exists"], true, "{value}");
+    assert_eq!(value["output"]["output"]["allowedHosts"][0], "api.example.com");
+
+    let listed = tdm(&["audit", "--audit", &audit, "--json", "--plugin", "forward"]);
+    assert_eq!(listed.status.code(), Some(0));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&listed.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "one line per decision");
+    assert_eq!(lines[0]["granted"], false);
+    assert_eq!(lines[1]["granted"], true);
+    assert_eq!(lines[1]["permission"], "vault:read");
+    assert_eq!(lines[1]["hash"].as_str().map(str::len), Some(64));
+    assert_eq!(tdm(&["audit", "--audit", &audit, "--json", "--plugin", "other"]).stdout, b"");
+
+    let audit_text = std::fs::read_to_string(&audit).unwrap();
+    for text in [
+        String::from_utf8_lossy(&denied.stdout),
+        String::from_utf8_lossy(&denied.stderr),
+        String::from_utf8_lossy(&granted.stdout),
+        String::from_utf8_lossy(&granted.stderr),
+        String::from_utf8_lossy(&listed.stdout),
+        audit_text.as_str().into(),
+    ] {
+        assert!(!text.contains(secret), "the secret leaked: {text}");
+    }
+}
+
+#[test]
+fn inspect_lists_the_host_imports_a_plugin_uses() {
+    let out = tdm(&["inspect", &fixture("forward.wat"), "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let value = outcome(&out);
+    assert_eq!(value["hostImports"], serde_json::json!(["tdm_host_call", "tdm_host_response"]));
+    assert_eq!(outcome(&tdm(&["inspect", &echo(), "--json"]))["hostImports"], serde_json::json!([]));
 }

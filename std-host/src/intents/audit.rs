@@ -1,0 +1,165 @@
+//! The audit log: one JSON line per host-call decision, appended to a file:
+//! `{"time", "plugin", "hash", "method", "permission", "granted", "bytes", "fuel", "reason"}`,
+//! with `time` in RFC 3339 UTC (milliseconds). The record core hands over carries no params,
+//! so no secret value (nor any header or body) can reach the file. A write error is reported on
+//! stderr once per log, never a panic, and never stops the plugin.
+
+use super::PluginIdentity;
+use contour_core::AuditRecord;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Where decisions are appended.
+#[derive(Debug, Clone, Default)]
+pub struct AuditLog {
+    path: Option<PathBuf>,
+    warned: bool,
+}
+
+/// `unix_ms` as RFC 3339 UTC with milliseconds, e.g. `2024-05-01T12:00:00.000Z`.
+pub fn rfc3339_utc(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (Howard Hinnant's algorithm), proleptic Gregorian calendar.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        unix_ms % 1000
+    )
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl AuditLog {
+    /// Appends to `path` (none: decisions are not recorded).
+    pub fn new(path: Option<PathBuf>) -> Self {
+        Self { path, warned: false }
+    }
+
+    /// The file decisions are appended to, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The JSON entry of one decision.
+    pub fn entry(identity: &PluginIdentity, record: &AuditRecord, unix_ms: u64) -> Value {
+        json!({
+            "time": rfc3339_utc(unix_ms),
+            "plugin": identity.id,
+            "hash": identity.hash,
+            "method": record.method,
+            "permission": record.permission,
+            "granted": record.granted,
+            "bytes": record.bytes,
+            "fuel": record.fuel_used,
+            "reason": record.reason,
+        })
+    }
+
+    /// Appends one decision.
+    pub fn append(&mut self, identity: &PluginIdentity, record: &AuditRecord) {
+        let Some(path) = &self.path else {
+            return;
+        };
+        let mut line = Self::entry(identity, record, now_ms()).to_string();
+        line.push('\n');
+        // One write of the whole line on an O_APPEND file: concurrent writers do not interleave.
+        let result = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut file| file.write_all(line.as_bytes()));
+        if let Err(e) = result {
+            if !self.warned {
+                self.warned = true;
+                eprintln!("tdm: cannot append to the audit log {}: {e} (further errors are not shown)", path.display());
+            }
+        }
+    }
+}
+
+/// Reads the audit log at `path`, keeping the entries of `plugin` (all when `None`). A missing
+/// file has no entries. A line that is not a JSON object is not skipped silently: it comes back
+/// as `{"malformed": true, "line": N, "error": "..."}` whatever the filter, so tampering shows.
+pub fn read_entries(path: &Path, plugin: Option<&str>) -> Result<Vec<Value>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("cannot read the audit log {}: {e}", path.display())),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let mut entries = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(entry @ Value::Object(_)) => {
+                if plugin.is_none_or(|id| entry.get("plugin").and_then(Value::as_str) == Some(id)) {
+                    entries.push(entry);
+                }
+            }
+            Ok(_) => entries.push(json!({ "malformed": true, "line": index + 1, "error": "not a JSON object" })),
+            Err(e) => entries.push(json!({ "malformed": true, "line": index + 1, "error": e.to_string() })),
+        }
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_rfc3339() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339_utc(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(rfc3339_utc(1_714_564_800_000), "2024-05-01T12:00:00.000Z");
+    }
+
+    #[test]
+    fn reads_back_and_flags_malformed_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let mut log = AuditLog::new(Some(path.clone()));
+        let record = AuditRecord {
+            method: "log".into(),
+            permission: None,
+            granted: true,
+            bytes: 10,
+            fuel_used: 5,
+            reason: None,
+        };
+        log.append(&PluginIdentity { id: "a".into(), hash: "00".into() }, &record);
+        log.append(&PluginIdentity { id: "b".into(), hash: "11".into() }, &record);
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"garbage\n[1]\n").unwrap();
+        let all = read_entries(&path, None).unwrap();
+        assert_eq!(all.len(), 4);
+        let a = read_entries(&path, Some("a")).unwrap();
+        assert_eq!(a.len(), 3);
+        assert_eq!(a[0]["plugin"], "a");
+        assert_eq!(a[0]["fuel"], 5);
+        assert_eq!(a[1]["malformed"], true);
+        assert!(read_entries(&dir.path().join("none"), None).unwrap().is_empty());
+        // An unwritable path warns once and does not panic.
+        let mut bad = AuditLog::new(Some(dir.path().join("no/such/dir/audit.jsonl")));
+        bad.append(&PluginIdentity { id: "a".into(), hash: "00".into() }, &record);
+        bad.append(&PluginIdentity { id: "a".into(), hash: "00".into() }, &record);
+    }
+}

@@ -1,0 +1,121 @@
+//! `log {level, message}`: one line `[plugin <id> <level>] <message>` on tdm's stderr, bounded
+//! in count and bytes per sandbox (past a bound the call fails and nothing is written). Control
+//! characters in the message are escaped, so a plugin cannot forge extra lines or drive the
+//! terminal. The audit entry is written by core's audit callback, not here.
+
+use super::PluginIdentity;
+use contour_core::{BlockedReason, HostAnswer};
+use serde_json::json;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+/// Default number of messages per sandbox.
+pub const DEFAULT_MAX_COUNT: u32 = 1_000;
+/// Default message bytes per sandbox: 256 KiB.
+pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024;
+
+/// The levels a plugin may log at.
+pub const LEVELS: [&str; 4] = ["debug", "info", "warn", "error"];
+
+/// Log limits and counters of one sandbox.
+#[derive(Debug, Clone)]
+pub struct Log {
+    max_count: u32,
+    max_bytes: u64,
+    count: u32,
+    bytes: u64,
+    /// Where lines go instead of stderr (tests, embedders).
+    sink: Option<Arc<Mutex<Vec<u8>>>>,
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_COUNT, DEFAULT_MAX_BYTES)
+    }
+}
+
+/// `message` with control characters escaped (`\n`, `\u{1b}`, ...).
+fn escape_controls(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    for c in message.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+impl Log {
+    /// At most `max_count` messages and `max_bytes` bytes (of messages, as given).
+    pub fn new(max_count: u32, max_bytes: u64) -> Self {
+        Self { max_count, max_bytes, count: 0, bytes: 0, sink: None }
+    }
+
+    /// Writes lines into `sink` instead of stderr.
+    pub fn with_sink(mut self, sink: Arc<Mutex<Vec<u8>>>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// Messages and message bytes logged so far.
+    pub fn used(&self) -> (u32, u64) {
+        (self.count, self.bytes)
+    }
+
+    /// Logs one message.
+    pub fn log(&mut self, identity: &PluginIdentity, level: &str, message: &str) -> HostAnswer {
+        if !LEVELS.contains(&level) {
+            return HostAnswer::failed(
+                BlockedReason::InvalidHostRequest,
+                format!("`log`: invalid level `{}`; use debug, info, warn or error.", escape_controls(level)),
+            );
+        }
+        let size = message.len() as u64;
+        if self.count >= self.max_count || self.bytes.saturating_add(size) > self.max_bytes {
+            return HostAnswer::failed(
+                BlockedReason::HostCallLimitExceeded,
+                format!(
+                    "`log`: the limits are {} messages and {} bytes per sandbox; nothing was written.",
+                    self.max_count, self.max_bytes
+                ),
+            );
+        }
+        self.count += 1;
+        self.bytes += size;
+        let line = format!("[plugin {} {level}] {}\n", identity.id, escape_controls(message));
+        let written = match &self.sink {
+            Some(sink) => match sink.lock() {
+                Ok(mut buffer) => {
+                    buffer.extend_from_slice(line.as_bytes());
+                    Ok(())
+                }
+                Err(_) => Err(std::io::Error::other("the log sink is poisoned")),
+            },
+            None => std::io::stderr().lock().write_all(line.as_bytes()),
+        };
+        match written {
+            Ok(()) => HostAnswer::ok(json!({ "logged": true })),
+            Err(e) => HostAnswer::failed(BlockedReason::HostIntentFailed, format!("`log`: {e}.")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_controls_and_bounds() {
+        let sink = Arc::new(Mutex::new(Vec::new()));
+        let mut log = Log::new(2, 100).with_sink(sink.clone());
+        let id = PluginIdentity { id: "p".into(), hash: "h".into() };
+        assert!(log.log(&id, "info", "a\nb\u{1b}[2J").result.is_ok());
+        assert!(log.log(&id, "loud", "x").result.is_err());
+        assert!(log.log(&id, "warn", "second").result.is_ok());
+        assert!(log.log(&id, "warn", "third").result.is_err());
+        let text = String::from_utf8(sink.lock().unwrap().clone()).unwrap();
+        assert_eq!(text, "[plugin p info] a\\nb\\u{1b}[2J\n[plugin p warn] second\n");
+    }
+}

@@ -1,0 +1,61 @@
+//! The std host's answers to host intents: one module per method (dist, log, net, vault,
+//! context, tool) plus the audit log, wired into core's `HostIntents` by `StdIntents`. Core has
+//! already checked the permission when any of these runs.
+
+pub mod audit;
+pub mod context;
+pub mod dist;
+pub mod log;
+pub mod net;
+pub mod tool;
+pub mod vault;
+
+use contour_core::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, Permissions};
+
+/// Who is calling: the plugin's id and the sha256 of its module (hex), for the audit log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginIdentity {
+    /// The plugin id (file stem for `tdm run`, manifest id in a workspace).
+    pub id: String,
+    /// sha256 of the module bytes, lower-case hex.
+    pub hash: String,
+}
+
+/// The std host intents of one plugin's sandbox.
+pub struct StdIntents {
+    /// The calling plugin.
+    pub identity: PluginIdentity,
+    /// `dist.read`.
+    pub dist: dist::Dist,
+    /// `log`.
+    pub log: log::Log,
+    /// `net.fetch`.
+    pub net: net::Net,
+    /// `vault.read` and `{{vault:NAME}}` substitution.
+    pub vault: vault::Vault,
+    /// `context.read`.
+    pub context: context::Context,
+    /// `tool.invoke`.
+    pub tools: tool::Tools,
+    /// The audit log every decision is appended to.
+    pub audit: audit::AuditLog,
+    /// The plugin's grants (core checks them; `net.fetch` re-checks redirect targets).
+    pub grants: Permissions,
+}
+
+impl HostIntents for StdIntents {
+    fn call(&mut self, call: &HostCall, context: &CallContext) -> HostAnswer {
+        match call {
+            HostCall::DistRead { path } => self.dist.read(path),
+            HostCall::Log { level, message } => self.log.log(&self.identity, level, message),
+            HostCall::NetFetch { .. } => self.net.fetch(call, context, &self.grants, &self.vault),
+            HostCall::VaultRead { name } => self.vault.metadata(name),
+            HostCall::ContextRead { key } => self.context.read(key),
+            HostCall::ToolInvoke { tool, intent, params } => self.tools.invoke(tool, intent, params, context),
+        }
+    }
+
+    fn audit(&mut self, record: &AuditRecord) {
+        self.audit.append(&self.identity, record);
+    }
+}

@@ -1,0 +1,418 @@
+//! `net.fetch {url, method, headers, body}`: HTTP(S) to granted hosts only.
+//!
+//! Core has matched the URL's host against the plugin's `network:` grants before this runs.
+//! Here the request is made with ureq, with its own redirect following off: up to
+//! [`MAX_REDIRECTS`] redirects are followed by hand, each target host checked against the grants
+//! before anything is sent to it. The whole fetch (every hop and the body) must finish within
+//! the intent's remaining deadline, and the body is capped at `max_body_bytes`.
+//!
+//! A header value may hold `{{vault:NAME}}` placeholders; the host fills them in with the
+//! secret's value only for a host the secret's own `allowedHosts` allow (otherwise the fetch is
+//! refused). On a redirect the placeholders are filled in again for the new host: a header whose
+//! secret does not allow it (or any such header on an https-to-http downgrade) is dropped.
+
+use super::vault::Vault;
+use contour_core::host::url_host;
+use contour_core::{BlockedReason, CallContext, Failure, HostAnswer, HostCall, Permissions};
+use serde_json::{json, Map, Value};
+use std::io::Read;
+use std::time::{Duration, Instant};
+use ureq::http;
+
+/// Redirects followed by hand before a fetch fails.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// The fetch budget when the host has no deadline clock.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Headers the host sets itself; a plugin may not (a `Host` header would reach a host the
+/// grant check never saw).
+const RESERVED_HEADERS: [&str; 4] = ["host", "content-length", "transfer-encoding", "connection"];
+
+const PLACEHOLDER_OPEN: &str = "{{vault:";
+const PLACEHOLDER_CLOSE: &str = "}}";
+
+/// The HTTP client settings of one sandbox.
+#[derive(Debug, Clone)]
+pub struct Net {
+    max_body_bytes: u64,
+}
+
+/// One request header as the plugin gave it.
+struct PluginHeader {
+    name: http::HeaderName,
+    /// The value with `{{vault:NAME}}` placeholders still in it.
+    template: String,
+    /// Whether the value holds at least one placeholder.
+    uses_vault: bool,
+}
+
+/// When a vault header is not allowed for a hop's host.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum VaultMiss {
+    /// Refuse the fetch (the URL the plugin asked for).
+    Refuse,
+    /// Leave the header out (a redirect target).
+    Drop,
+}
+
+fn failure(reason: BlockedReason, detail: impl Into<String>) -> Failure {
+    Failure::new(reason, detail)
+}
+
+/// The names of the secrets a header value refers to, in order.
+fn placeholder_names(template: &str) -> Result<Vec<&str>, Failure> {
+    let mut names = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find(PLACEHOLDER_OPEN) {
+        let after = &rest[start + PLACEHOLDER_OPEN.len()..];
+        let end = after.find(PLACEHOLDER_CLOSE).ok_or_else(|| {
+            failure(BlockedReason::InvalidHostRequest, "`net.fetch`: a `{{vault:` placeholder has no closing `}}`.")
+        })?;
+        let name = &after[..end];
+        if name.is_empty() {
+            return Err(failure(
+                BlockedReason::InvalidHostRequest,
+                "`net.fetch`: a `{{vault:}}` placeholder has no name.",
+            ));
+        }
+        names.push(name);
+        rest = &after[end + PLACEHOLDER_CLOSE.len()..];
+    }
+    Ok(names)
+}
+
+/// The header value for `host`, with every placeholder replaced by its secret, or the error
+/// naming the secret that may not go to `host`.
+fn fill_in(template: &str, host: &str, vault: &Vault) -> Result<String, String> {
+    let mut value = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find(PLACEHOLDER_OPEN) {
+        value.push_str(&rest[..start]);
+        let after = &rest[start + PLACEHOLDER_OPEN.len()..];
+        let Some(end) = after.find(PLACEHOLDER_CLOSE) else {
+            return Err("a `{{vault:` placeholder has no closing `}}`".into());
+        };
+        value.push_str(vault.secret_for_host(&after[..end], host)?);
+        rest = &after[end + PLACEHOLDER_CLOSE.len()..];
+    }
+    value.push_str(rest);
+    Ok(value)
+}
+
+fn parse_headers(headers: &[(String, String)]) -> Result<Vec<PluginHeader>, Failure> {
+    let mut parsed = Vec::with_capacity(headers.len());
+    for (name, template) in headers {
+        let header_name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            failure(BlockedReason::InvalidHostRequest, format!("`net.fetch`: `{name}` is not a valid header name."))
+        })?;
+        if RESERVED_HEADERS.contains(&header_name.as_str()) {
+            return Err(failure(
+                BlockedReason::InvalidHostRequest,
+                format!("`net.fetch`: the `{header_name}` header is set by the host, not the plugin."),
+            ));
+        }
+        let uses_vault = !placeholder_names(template)?.is_empty();
+        parsed.push(PluginHeader { name: header_name, template: template.clone(), uses_vault });
+    }
+    Ok(parsed)
+}
+
+/// Resolves a `Location` header against the URL it came from.
+fn resolve_location(base: &http::Uri, location: &str) -> Result<String, String> {
+    if location.starts_with("http://") || location.starts_with("https://") {
+        return Ok(location.to_string());
+    }
+    let scheme = base.scheme_str().ok_or("the redirecting URL has no scheme")?;
+    if let Some(rest) = location.strip_prefix("//") {
+        return Ok(format!("{scheme}://{rest}"));
+    }
+    let scheme_like = location.split_once(':').is_some_and(|(prefix, _)| {
+        prefix.starts_with(|c: char| c.is_ascii_alphabetic())
+            && prefix.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    if scheme_like {
+        let shown: String = location.chars().take(100).collect();
+        return Err(format!("the redirect target `{shown}` is not an http(s) URL"));
+    }
+    let authority = base.authority().map(http::uri::Authority::as_str).ok_or("the redirecting URL has no host")?;
+    let origin = format!("{scheme}://{authority}");
+    let path = base.path();
+    Ok(if location.starts_with('/') {
+        format!("{origin}{location}")
+    } else if location.starts_with('?') {
+        format!("{origin}{path}{location}")
+    } else if location.starts_with('#') || location.is_empty() {
+        format!("{origin}{}", base.path_and_query().map_or("/", http::uri::PathAndQuery::as_str))
+    } else {
+        let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+        format!("{origin}{dir}/{location}")
+    })
+}
+
+/// Parses `url` for the client and checks it connects to exactly `host`, the host the grants
+/// were checked against (two URL parsers must not disagree about where a request goes).
+fn client_uri(url: &str, host: &str) -> Result<http::Uri, Failure> {
+    let uri: http::Uri = url.parse().map_err(|error| {
+        failure(BlockedReason::InvalidHostRequest, format!("`net.fetch`: the URL cannot be parsed: {error}."))
+    })?;
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return Err(failure(
+            BlockedReason::InvalidHostRequest,
+            "`net.fetch`: only http and https URLs can be fetched.",
+        ));
+    }
+    let client_host = uri.host().unwrap_or("").trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+    if client_host != host {
+        return Err(failure(
+            BlockedReason::PermissionDenied,
+            format!("`net.fetch`: the URL's host is ambiguous (`{host}` or `{client_host}`)."),
+        ));
+    }
+    Ok(uri)
+}
+
+fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+fn millis(duration: Duration) -> u128 {
+    duration.as_millis()
+}
+
+impl Net {
+    /// A client capping response bodies at `max_body_bytes`.
+    pub fn new(max_body_bytes: u64) -> Self {
+        Self { max_body_bytes }
+    }
+
+    /// Performs one fetch (core already matched the URL's host against `grants`).
+    pub fn fetch(&self, call: &HostCall, context: &CallContext, grants: &Permissions, vault: &Vault) -> HostAnswer {
+        let HostCall::NetFetch { url, host, method, headers, body } = call else {
+            return HostAnswer::failed(BlockedReason::InvalidHostRequest, "`net.fetch` was given another call.");
+        };
+        let budget = context.remaining_ns.map_or(DEFAULT_TIMEOUT, Duration::from_nanos);
+        let started = Instant::now();
+        let request = FetchRequest { url, host, method, headers, body: body.as_deref() };
+        match self.run(&request, started, budget, grants, vault) {
+            Ok(output) => HostAnswer::ok(output),
+            Err(failure) => HostAnswer { result: Err(failure), fuel_used: 0 },
+        }
+    }
+
+    fn run(
+        &self,
+        request: &FetchRequest<'_>,
+        started: Instant,
+        budget: Duration,
+        grants: &Permissions,
+        vault: &Vault,
+    ) -> Result<Value, Failure> {
+        let mut method = http::Method::from_bytes(request.method.as_bytes()).map_err(|_| {
+            failure(
+                BlockedReason::InvalidHostRequest,
+                format!("`net.fetch`: `{}` is not an HTTP method.", request.method),
+            )
+        })?;
+        let headers = parse_headers(request.headers)?;
+        let agent = ureq::Agent::new_with_config(
+            ureq::Agent::config_builder()
+                .max_redirects(0)
+                .http_status_as_error(false)
+                // No proxy from the environment: the request goes to the checked host.
+                .proxy(None)
+                .user_agent("contour-tdm")
+                .build(),
+        );
+        let mut url = request.url.to_string();
+        let mut host = request.host.to_string();
+        let mut body = request.body.map(str::to_owned);
+        let mut downgraded = false;
+        for hop in 0..=MAX_REDIRECTS {
+            if !grants.iter().any(|grant| grant.allows_host(&host)) {
+                return Err(failure(
+                    BlockedReason::PermissionDenied,
+                    format!("`net.fetch` was redirected to `{host}`, which needs `network:{host}`."),
+                ));
+            }
+            let uri = client_uri(&url, &host)?;
+            let miss = if hop == 0 { VaultMiss::Refuse } else { VaultMiss::Drop };
+            let mut builder = http::Request::builder().method(method.clone()).uri(uri.clone());
+            for header in &headers {
+                let value = if header.uses_vault {
+                    if downgraded {
+                        continue;
+                    }
+                    match fill_in(&header.template, &host, vault) {
+                        Ok(value) => value,
+                        Err(_) if miss == VaultMiss::Drop => continue,
+                        Err(why) => {
+                            return Err(failure(
+                                BlockedReason::PermissionDenied,
+                                format!("`net.fetch` header `{}`: {why}.", header.name),
+                            ))
+                        }
+                    }
+                } else {
+                    header.template.clone()
+                };
+                // The error never shows the value (it may hold a secret).
+                let value = http::HeaderValue::from_str(&value).map_err(|_| {
+                    failure(
+                        BlockedReason::InvalidHostRequest,
+                        format!("`net.fetch`: the value of header `{}` is not a valid header value.", header.name),
+                    )
+                })?;
+                builder = builder.header(header.name.clone(), value);
+            }
+            let remaining = budget.saturating_sub(started.elapsed());
+            if remaining.is_zero() {
+                return Err(failure(
+                    BlockedReason::HostIntentFailed,
+                    format!("`net.fetch` of `{url}` ran out of time (the budget was {} ms).", millis(budget)),
+                ));
+            }
+            let built = match &body {
+                Some(text) => builder.body(text.clone().into_bytes()),
+                None => builder.body(Vec::new()),
+            }
+            .map_err(|_| failure(BlockedReason::InvalidHostRequest, "`net.fetch`: the request cannot be built."))?;
+            let built = agent.configure_request(built).timeout_global(Some(remaining)).build();
+            let response = agent.run(built).map_err(|error| {
+                let detail = match error {
+                    ureq::Error::Timeout(_) => {
+                        format!("`net.fetch` of `{url}` timed out after {} ms.", millis(started.elapsed()))
+                    }
+                    other => format!("`net.fetch` of `{url}` failed: {other}."),
+                };
+                failure(BlockedReason::HostIntentFailed, detail)
+            })?;
+            let status = response.status().as_u16();
+            let location = response
+                .headers()
+                .get(http::header::LOCATION)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+            match location {
+                Some(location) if is_redirect(status) => {
+                    if hop == MAX_REDIRECTS {
+                        return Err(failure(
+                            BlockedReason::HostIntentFailed,
+                            format!("`net.fetch` of `{}` was redirected more than {MAX_REDIRECTS} times.", request.url),
+                        ));
+                    }
+                    let next = resolve_location(&uri, location.trim()).map_err(|why| {
+                        failure(BlockedReason::PermissionDenied, format!("`net.fetch` was redirected: {why}."))
+                    })?;
+                    let next_host = url_host(&next).map_err(|why| {
+                        failure(BlockedReason::PermissionDenied, format!("`net.fetch` was redirected, but {why}."))
+                    })?;
+                    if uri.scheme_str() == Some("https") && next.starts_with("http://") {
+                        downgraded = true;
+                    }
+                    // 303 always, and 301/302 after a POST, continue as GET without a body.
+                    if status == 303 && method != http::Method::HEAD
+                        || matches!(status, 301 | 302) && method == http::Method::POST
+                    {
+                        method = http::Method::GET;
+                        body = None;
+                    }
+                    url = next;
+                    host = next_host;
+                }
+                _ => return self.answer(response, &url),
+            }
+        }
+        Err(failure(BlockedReason::HostIntentFailed, "`net.fetch` followed too many redirects."))
+    }
+
+    /// The output of a final response: status, headers and the (capped) body.
+    fn answer(&self, response: http::Response<ureq::Body>, url: &str) -> Result<Value, Failure> {
+        let too_large = || {
+            failure(
+                BlockedReason::HostIntentFailed,
+                format!("The response body of `{url}` is larger than the cap of {} bytes.", self.max_body_bytes),
+            )
+        };
+        let status = response.status().as_u16();
+        let mut headers = Map::new();
+        for (name, value) in response.headers() {
+            let value = String::from_utf8_lossy(value.as_bytes());
+            match headers.get_mut(name.as_str()) {
+                Some(Value::String(joined)) => {
+                    joined.push_str(", ");
+                    joined.push_str(&value);
+                }
+                _ => {
+                    headers.insert(name.as_str().to_string(), Value::from(value.into_owned()));
+                }
+            }
+        }
+        let body = response.into_body();
+        if body.content_length().is_some_and(|length| length > self.max_body_bytes) {
+            return Err(too_large());
+        }
+        let mut bytes = Vec::new();
+        body.into_reader().take(self.max_body_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(|error| {
+            failure(BlockedReason::HostIntentFailed, format!("Reading the response body of `{url}` failed: {error}."))
+        })?;
+        if bytes.len() as u64 > self.max_body_bytes {
+            return Err(too_large());
+        }
+        Ok(json!({
+            "status": status,
+            "headers": headers,
+            "body": String::from_utf8_lossy(&bytes),
+        }))
+    }
+}
+
+/// The parts of a `net.fetch` call.
+struct FetchRequest<'a> {
+    url: &'a str,
+    host: &'a str,
+    method: &'a str,
+    headers: &'a [(String, String)],
+    body: Option<&'a str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_resolve_against_the_base() {
+        let base: http::Uri = "http://a.com:8080/x/y?q=1".parse().unwrap();
+        assert_eq!(resolve_location(&base, "https://b.com/z").unwrap(), "https://b.com/z");
+        assert_eq!(resolve_location(&base, "//b.com/z").unwrap(), "http://b.com/z");
+        assert_eq!(resolve_location(&base, "/z").unwrap(), "http://a.com:8080/z");
+        assert_eq!(resolve_location(&base, "z").unwrap(), "http://a.com:8080/x/z");
+        assert_eq!(resolve_location(&base, "?r=2").unwrap(), "http://a.com:8080/x/y?r=2");
+        assert!(resolve_location(&base, "ftp://b.com/").is_err());
+        assert!(resolve_location(&base, "javascript:alert(1)").is_err());
+    }
+
+    #[test]
+    fn placeholders_are_found_and_checked() {
+        assert_eq!(placeholder_names("Bearer {{vault:A}} {{vault:B}}").unwrap(), ["A", "B"]);
+        assert!(placeholder_names("plain").unwrap().is_empty());
+        assert!(placeholder_names("{{vault:A").is_err());
+        assert!(placeholder_names("{{vault:}}").is_err());
+    }
+
+    #[test]
+    fn reserved_headers_are_refused() {
+        for name in ["Host", "content-length", "Transfer-Encoding"] {
+            assert!(parse_headers(&[(name.into(), "x".into())]).is_err(), "{name}");
+        }
+        assert!(parse_headers(&[("bad name".into(), "x".into())]).is_err());
+        assert!(parse_headers(&[("X-Ok".into(), "x".into())]).is_ok());
+    }
+
+    #[test]
+    fn the_client_must_see_the_checked_host() {
+        assert!(client_uri("http://a.com/", "a.com").is_ok());
+        assert!(client_uri("http://A.com:80/", "a.com").is_ok());
+        assert!(client_uri("http://[::1]:80/", "::1").is_ok());
+        assert!(client_uri("http://b.com/", "a.com").is_err());
+    }
+}

@@ -1,0 +1,178 @@
+//! `tool.invoke {tool, intent, params}`: another plugin's intent in its own sandbox.
+//!
+//! Core has already checked `tool:<id>`. Here the call is refused when the tool is already on
+//! the call chain (`permission_denied`, "cycle: a -> b -> a"), when it would nest deeper than
+//! `max_depth` (`host_intent_failed`, "depth limit N"), or when the id is not in the registry
+//! (`host_intent_failed`). Otherwise the tool's module is loaded and run in a fresh sandbox:
+//! the default policy, with fuel capped at what the caller has left and the deadline at the
+//! caller's remaining time; its own `StdIntents` (no dist/, a fresh log, an empty vault and
+//! context, the grants configured for that tool, the same audit file) and a nested `Tools` one
+//! level deeper. The fuel it used (launch plus intent) is returned as `fuel_used`, which core
+//! charges to the caller. A failed nested outcome is a `host_intent_failed` answer whose
+//! message carries the nested `blockedReason` and message.
+
+use super::{audit, context, log, net, vault, PluginIdentity, StdIntents};
+use crate::environment::{HostEnvironment, SeededEnvironment};
+use contour_core::{BlockedReason, CallContext, Environment, HostAnswer, Permissions, Plugin, Policy, Sandbox};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Default maximum nesting of `tool.invoke` (the root plugin is depth 0).
+pub const DEFAULT_MAX_DEPTH: u32 = 4;
+/// Cap on a nested sandbox's `net.fetch` response bodies.
+pub const NESTED_MAX_BODY_BYTES: u64 = 1 << 20;
+
+/// The plugins this sandbox may invoke, and where it sits in the call chain.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    /// Tool id -> its module file (`.wasm` or `.wat`).
+    pub registry: HashMap<String, PathBuf>,
+    /// How deep this sandbox is nested (the root plugin is 0).
+    pub depth: u32,
+    /// The deepest nesting allowed.
+    pub max_depth: u32,
+    /// Plugin ids from the root caller down to this plugin, for cycle detection.
+    pub chain: Vec<String>,
+    /// Grants of each tool when it runs nested (none when absent).
+    pub grants: HashMap<String, Permissions>,
+    /// The audit file nested sandboxes append to.
+    pub audit_path: Option<PathBuf>,
+    /// Seed for nested sandboxes' `SeededEnvironment`; `None`: a real `HostEnvironment`.
+    pub seed: Option<u64>,
+}
+
+impl Default for Tools {
+    fn default() -> Self {
+        Self::new(HashMap::new(), Vec::new(), DEFAULT_MAX_DEPTH)
+    }
+}
+
+/// sha256 of `bytes`, lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Tools {
+    /// A root `Tools` (depth 0): `registry` maps tool ids to module files, `chain` holds the ids
+    /// from the root caller to this plugin (normally just its own id), `max_depth` bounds
+    /// nesting.
+    pub fn new(registry: HashMap<String, PathBuf>, chain: Vec<String>, max_depth: u32) -> Self {
+        Self { registry, depth: 0, max_depth, chain, grants: HashMap::new(), audit_path: None, seed: None }
+    }
+
+    /// Grants `grants` to tool `id` when it runs nested.
+    pub fn with_grants(mut self, id: impl Into<String>, grants: Permissions) -> Self {
+        self.grants.insert(id.into(), grants);
+        self
+    }
+
+    /// Nested sandboxes append their decisions to `path`.
+    pub fn with_audit(mut self, path: Option<PathBuf>) -> Self {
+        self.audit_path = path;
+        self
+    }
+
+    /// Nested sandboxes run in a `SeededEnvironment` with `seed` (virtual clock and entropy).
+    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The `Tools` of a sandbox running `tool` one level below this one.
+    fn nested(&self, tool: &str) -> Self {
+        let mut chain = self.chain.clone();
+        chain.push(tool.to_string());
+        Self { chain, depth: self.depth + 1, ..self.clone() }
+    }
+
+    /// Runs one intent of `tool`.
+    pub fn invoke(&mut self, tool: &str, intent: &str, params: &Value, context: &CallContext) -> HostAnswer {
+        if self.chain.iter().any(|id| id == tool) {
+            let mut cycle = self.chain.clone();
+            cycle.push(tool.to_string());
+            return HostAnswer::failed(
+                BlockedReason::PermissionDenied,
+                format!("tool.invoke refused: cycle: {}.", cycle.join(" -> ")),
+            );
+        }
+        if self.depth >= self.max_depth {
+            return HostAnswer::failed(
+                BlockedReason::HostIntentFailed,
+                format!("tool.invoke `{tool}` refused: depth limit {} reached.", self.max_depth),
+            );
+        }
+        let Some(module_path) = self.registry.get(tool) else {
+            return HostAnswer::failed(BlockedReason::HostIntentFailed, format!("No tool `{tool}` is installed."));
+        };
+        if context.fuel_remaining == 0 {
+            return HostAnswer::failed(BlockedReason::FuelExhausted, "No fuel is left for a nested tool call.");
+        }
+        let bytes = match crate::module_file::read_module(module_path) {
+            Ok(bytes) => bytes,
+            Err(e) => return HostAnswer::failed(BlockedReason::HostIntentFailed, format!("Tool `{tool}`: {e}.")),
+        };
+        let defaults = Policy::default();
+        let timeout_ms =
+            context.remaining_ns.map_or(defaults.timeout_ms, |ns| (ns / 1_000_000).min(defaults.timeout_ms));
+        let policy =
+            Policy { fuel_per_intent: defaults.fuel_per_intent.min(context.fuel_remaining), timeout_ms, ..defaults };
+        let plugin = match Plugin::load(&bytes, policy) {
+            Ok(plugin) => plugin,
+            Err(failure) => {
+                return HostAnswer::failed(
+                    BlockedReason::HostIntentFailed,
+                    format!("Tool `{tool}` cannot be loaded: {failure}."),
+                )
+            }
+        };
+        let grants = self.grants.get(tool).cloned().unwrap_or_default();
+        let intents = StdIntents {
+            identity: PluginIdentity { id: tool.to_string(), hash: sha256_hex(&bytes) },
+            dist: super::dist::Dist::new(None, 0),
+            log: log::Log::default(),
+            net: net::Net::new(NESTED_MAX_BODY_BYTES),
+            vault: vault::Vault::default(),
+            context: context::Context::default(),
+            tools: self.nested(tool),
+            audit: audit::AuditLog::new(self.audit_path.clone()),
+            grants: grants.clone(),
+        };
+        let env: Box<dyn Environment> = match self.seed {
+            Some(seed) => Box::new(SeededEnvironment::new(seed)),
+            None => Box::new(HostEnvironment::new(Duration::from_millis(timeout_ms))),
+        };
+        let mut sandbox = Sandbox::new(Arc::new(plugin), env).with_host(Box::new(intents), grants);
+        let launch_fuel = match sandbox.launch() {
+            Ok(launch) => launch.fuel_used,
+            Err(failure) => {
+                return HostAnswer {
+                    fuel_used: sandbox.launch_fuel(),
+                    ..HostAnswer::failed(
+                        BlockedReason::HostIntentFailed,
+                        format!("Tool `{tool}` failed to launch: {failure}."),
+                    )
+                }
+            }
+        };
+        let report = sandbox.execute(intent, params);
+        let fuel_used = launch_fuel.saturating_add(report.fuel_used);
+        let outcome: Value = serde_json::from_str(&report.outcome.json).unwrap_or(Value::Null);
+        if report.outcome.is_completed() {
+            let output = outcome.get("output").cloned().unwrap_or(Value::Null);
+            return HostAnswer { result: Ok(output), fuel_used };
+        }
+        let reason = report.outcome.blocked_reason().unwrap_or("unknown");
+        let message = outcome.get("message").and_then(Value::as_str).unwrap_or("");
+        HostAnswer {
+            fuel_used,
+            ..HostAnswer::failed(
+                BlockedReason::HostIntentFailed,
+                format!("Tool `{tool}` intent `{intent}` failed with `{reason}`: {message}"),
+            )
+        }
+    }
+}

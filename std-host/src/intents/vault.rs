@@ -1,0 +1,265 @@
+//! The vault: secrets the host uses on a plugin's behalf; `vault.read` returns metadata only.
+//!
+//! The vault file is JSON:
+//!
+//! ```json
+//! {"secrets": {"API_KEY": {"value": "...", "created": "2026-01-01T00:00:00Z",
+//!   "rotated": "2026-06-01T00:00:00Z", "allowedHosts": ["api.example.com", "*.example.org"]}}}
+//! ```
+//!
+//! `rotated` is optional; a secret without `allowedHosts` may be sent nowhere. A secret's value
+//! leaves this module only through [`Vault::secret_for_host`], which `net.fetch` calls to fill in
+//! a `{{vault:NAME}}` header for a host the secret's own policy allows. It is never logged,
+//! returned to a plugin, or put in an error message (`Debug` redacts it).
+
+use contour_core::{HostAnswer, Permission};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+/// One secret: its value and its policy.
+#[derive(Clone)]
+struct Secret {
+    value: String,
+    created: Option<String>,
+    rotated: Option<String>,
+    /// `allowedHosts` as given (lower-cased).
+    allowed_hosts: Vec<String>,
+    /// The same patterns as `network:` permissions, for matching.
+    allowed: Vec<Permission>,
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Secret")
+            .field("value", &"<redacted>")
+            .field("created", &self.created)
+            .field("rotated", &self.rotated)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .finish()
+    }
+}
+
+/// A loaded vault file.
+#[derive(Clone, Default)]
+pub struct Vault {
+    secrets: BTreeMap<String, Secret>,
+}
+
+impl fmt::Debug for Vault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Vault").field("secrets", &self.secrets).finish()
+    }
+}
+
+const SECRET_KEYS: [&str; 4] = ["value", "created", "rotated", "allowedHosts"];
+
+fn optional_string(entry: &Map<String, Value>, key: &str, name: &str, file: &str) -> Result<Option<String>, String> {
+    match entry.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(_) => Err(format!("vault file {file}: secret `{name}`: `{key}` must be a string")),
+    }
+}
+
+fn parse_secret(name: &str, entry: &Value, file: &str) -> Result<Secret, String> {
+    let entry = entry.as_object().ok_or_else(|| format!("vault file {file}: secret `{name}` must be an object"))?;
+    if let Some(unknown) = entry.keys().find(|key| !SECRET_KEYS.contains(&key.as_str())) {
+        return Err(format!(
+            "vault file {file}: secret `{name}` has unknown field `{unknown}` (expected value, created, rotated, allowedHosts)"
+        ));
+    }
+    // The value's type is checked but the value itself never appears in a message.
+    let value = match entry.get("value") {
+        Some(Value::String(value)) => value.clone(),
+        Some(_) => return Err(format!("vault file {file}: secret `{name}`: `value` must be a string")),
+        None => return Err(format!("vault file {file}: secret `{name}` has no `value`")),
+    };
+    let created = optional_string(entry, "created", name, file)?;
+    let rotated = optional_string(entry, "rotated", name, file)?;
+    let mut allowed_hosts = Vec::new();
+    let mut allowed = Vec::new();
+    match entry.get("allowedHosts") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(patterns)) => {
+            for pattern in patterns {
+                let pattern = pattern.as_str().ok_or_else(|| {
+                    format!("vault file {file}: secret `{name}`: `allowedHosts` must be an array of strings")
+                })?;
+                let permission = Permission::parse(&format!("network:{pattern}")).map_err(|_| {
+                    format!(
+                        "vault file {file}: secret `{name}`: `{pattern}` in `allowedHosts` is not a host or *.domain pattern"
+                    )
+                })?;
+                allowed_hosts.push(pattern.to_ascii_lowercase());
+                allowed.push(permission);
+            }
+        }
+        Some(_) => {
+            return Err(format!("vault file {file}: secret `{name}`: `allowedHosts` must be an array of strings"))
+        }
+    }
+    Ok(Secret { value, created, rotated, allowed_hosts, allowed })
+}
+
+impl Vault {
+    /// Loads the vault at `path` (an absent path or file is an empty vault). Errors name the file
+    /// and what is wrong, never a secret's value.
+    pub fn load(path: Option<&Path>) -> Result<Self, String> {
+        let Some(path) = path else {
+            return Ok(Self::default());
+        };
+        let file = path.display().to_string();
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(error) => return Err(format!("cannot read vault file {file}: {error}")),
+        };
+        Self::parse(&text, &file)
+    }
+
+    /// Parses vault JSON; `file` names the source in error messages.
+    fn parse(text: &str, file: &str) -> Result<Self, String> {
+        // Parsing into `Value` reports syntax errors by line and column only, never file content.
+        let root: Value =
+            serde_json::from_str(text).map_err(|error| format!("vault file {file} is not valid JSON: {error}"))?;
+        let root = root
+            .as_object()
+            .ok_or_else(|| format!("vault file {file}: expected an object {{\"secrets\": {{...}}}}"))?;
+        let mut secrets = BTreeMap::new();
+        match root.get("secrets") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(entries)) => {
+                for (name, entry) in entries {
+                    secrets.insert(name.clone(), parse_secret(name, entry, file)?);
+                }
+            }
+            Some(_) => return Err(format!("vault file {file}: `secrets` must be an object of secrets")),
+        }
+        Ok(Self { secrets })
+    }
+
+    /// Metadata of one secret, never its value: `{name, exists, created, lastRotated,
+    /// allowedHosts}`. A missing secret is a completed answer with `exists: false`.
+    pub fn metadata(&self, name: &str) -> HostAnswer {
+        HostAnswer::ok(match self.secrets.get(name) {
+            Some(secret) => json!({
+                "name": name,
+                "exists": true,
+                "created": secret.created,
+                "lastRotated": secret.rotated,
+                "allowedHosts": secret.allowed_hosts,
+            }),
+            None => json!({
+                "name": name,
+                "exists": false,
+                "created": Value::Null,
+                "lastRotated": Value::Null,
+                "allowedHosts": [],
+            }),
+        })
+    }
+
+    /// The value of secret `name`, only when its `allowedHosts` allow `host` (exact or
+    /// `*.domain`). The error names the secret and the host, never the value.
+    pub fn secret_for_host(&self, name: &str, host: &str) -> Result<&str, String> {
+        let secret = self.secrets.get(name).ok_or_else(|| format!("there is no secret `{name}` in the vault"))?;
+        if secret.allowed.iter().any(|pattern| pattern.allows_host(host)) {
+            Ok(&secret.value)
+        } else {
+            Err(format!("the policy of secret `{name}` does not allow sending it to `{host}`"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "s3cr3t-VALUE-do-not-leak";
+
+    fn vault(text: &str) -> Result<Vault, String> {
+        Vault::parse(text, "/tmp/vault.json")
+    }
+
+    fn good() -> Vault {
+        vault(&format!(
+            r#"{{"secrets": {{"API_KEY": {{"value": "{SECRET}", "created": "2026-01-01T00:00:00Z",
+                "rotated": "2026-06-01T00:00:00Z", "allowedHosts": ["api.example.com", "*.Example.org"]}}}}}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn absent_path_or_file_is_an_empty_vault() {
+        assert!(Vault::load(None).unwrap().secrets.is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        assert!(Vault::load(Some(&dir.path().join("missing.json"))).unwrap().secrets.is_empty());
+    }
+
+    #[test]
+    fn load_errors_name_the_file_and_never_the_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vault.json");
+        let bad = [
+            format!(r#"{{"secrets": {{"K": {{"value": "{SECRET}", "allowedHosts": ["a.com"] "#),
+            format!(r#"{{"secrets": {{"K": {{"value": "{SECRET}", "allowedHosts": ["bad host"]}}}}}}"#),
+            format!(r#"{{"secrets": {{"K": {{"value": "{SECRET}", "allowedHost": ["a.com"]}}}}}}"#),
+            format!(r#"{{"secrets": {{"K": {{"value": "{SECRET}", "created": 5}}}}}}"#),
+            format!(r#"{{"secrets": {{"K": {{"value": ["{SECRET}"]}}}}}}"#),
+            format!(r#"{{"secrets": ["{SECRET}"]}}"#),
+            format!(r#"["{SECRET}"]"#),
+            format!(r#"{{"secrets": {{"K": "{SECRET}"}}}}"#),
+            SECRET.to_string(),
+        ];
+        for text in bad {
+            std::fs::write(&path, &text).unwrap();
+            let error = Vault::load(Some(&path)).unwrap_err();
+            assert!(error.contains(&path.display().to_string()), "{error}");
+            assert!(!error.contains(SECRET), "{error}");
+            assert!(!error.contains("s3cr3t"), "{error}");
+        }
+    }
+
+    #[test]
+    fn unreadable_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = Vault::load(Some(dir.path())).unwrap_err();
+        assert!(error.contains("cannot read vault file"), "{error}");
+    }
+
+    #[test]
+    fn metadata_never_holds_the_value() {
+        let vault = good();
+        let answer = vault.metadata("API_KEY");
+        let output = answer.result.unwrap();
+        assert_eq!(output["exists"], true);
+        assert_eq!(output["created"], "2026-01-01T00:00:00Z");
+        assert_eq!(output["lastRotated"], "2026-06-01T00:00:00Z");
+        assert_eq!(output["allowedHosts"], json!(["api.example.com", "*.example.org"]));
+        assert!(!output.to_string().contains(SECRET));
+        let missing = vault.metadata("NOPE").result.unwrap();
+        assert_eq!(missing["exists"], false);
+        assert_eq!(missing["name"], "NOPE");
+    }
+
+    #[test]
+    fn secrets_go_only_to_allowed_hosts() {
+        let vault = good();
+        assert_eq!(vault.secret_for_host("API_KEY", "api.example.com").unwrap(), SECRET);
+        assert_eq!(vault.secret_for_host("API_KEY", "x.example.org").unwrap(), SECRET);
+        for host in ["example.org", "evil.com", "api.example.com.evil.com"] {
+            let error = vault.secret_for_host("API_KEY", host).unwrap_err();
+            assert!(error.contains("API_KEY") && !error.contains(SECRET), "{error}");
+        }
+        assert!(vault.secret_for_host("NOPE", "api.example.com").is_err());
+    }
+
+    #[test]
+    fn debug_redacts_the_value() {
+        let text = format!("{:?}", good());
+        assert!(text.contains("API_KEY") && text.contains("redacted"), "{text}");
+        assert!(!text.contains(SECRET), "{text}");
+    }
+}
