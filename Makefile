@@ -4,7 +4,14 @@ CARGO ?= cargo
 EMBEDDED_TARGET := thumbv7em-none-eabihf
 TDM := target/release/tdm
 
-.PHONY: all build demo test fmt-check clippy unit embedded-core setup bench clean
+.PHONY: all build demo test fmt-check clippy unit embedded-core setup bench clean examples
+
+# Example plugins and guest SDKs (one fragment per language) add their targets to EXAMPLES.
+EXAMPLES :=
+-include mk/*.mk
+
+# Builds every example plugin into target/plugins/.
+examples: $(EXAMPLES)
 
 all: build
 

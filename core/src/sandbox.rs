@@ -381,9 +381,9 @@ impl Sandbox {
         self.launch_fuel = fuel_used;
         match result {
             Ok((memory, alloc, free, execute)) => {
-                // Each intent starts from its own budget.
+                // Each intent starts from its own budget. What the start function and
+                // `_initialize` wrote stays captured and is reported with the next intent.
                 let _ = store.set_fuel(0);
-                store.data_mut().wasi.output.take_captured();
                 self.live = Some(Live { store, memory, alloc, free, execute });
                 Ok(LaunchReport { fuel_used })
             }

@@ -13,6 +13,9 @@ use crate::intents::tool::{sha256_hex, Tools};
 use crate::intents::vault::Vault;
 use crate::intents::{PluginIdentity, StdIntents};
 use crate::module_file::{read_module, ModuleFileError};
+use crate::operator::{self, OperatorError, Source};
+use crate::package::{Hub, Package, PackageError};
+use crate::workspace::{now_ms, LastCall, PluginState, Workspace, WorkspaceError};
 use crate::workspace::{workspace_dir, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
 use clap::{Args, Parser, Subcommand};
 use contour_core::check::{ImportVerdict, Inspection};
@@ -60,6 +63,133 @@ enum Command {
     Exec(ExecArgs),
     /// Print the audit log: one line per host-call decision.
     Audit(AuditArgs),
+    /// List a hub folder's plugins.
+    Hub(HubArgs),
+    /// Install a plugin from a hub (ID[@VERSION] --hub DIR) or a package folder (PATH). Never runs it.
+    Install(InstallArgs),
+    /// Approve an installed plugin's launch, bound to its module hash and requested permissions.
+    Approve(ApproveArgs),
+    /// Withdraw a plugin's approval.
+    Revoke(IdArgs),
+    /// Remove an installed plugin and its approval (the audit log stays).
+    Uninstall(IdArgs),
+    /// Run one intent of an approved plugin with its approved permissions.
+    Call(CallArgs),
+    /// Show the workspace.
+    Workspace(WorkspaceCommand),
+    /// Explore a plugin interactively: a module file, or an approved plugin's id.
+    Repl(ReplArgs),
+}
+
+#[derive(Debug, Args)]
+struct ReplArgs {
+    /// A module file (.wasm or .wat), or the id of an approved plugin in the workspace.
+    target: String,
+    /// Grant a permission (file plugins only; an installed plugin runs with its approval).
+    #[arg(long = "grant", value_name = "PERM")]
+    grants: Vec<String>,
+    /// Use the virtual clock and a generator seeded with N.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    #[command(flatten)]
+    ws: WorkspaceArg,
+}
+
+/// `--workspace DIR`.
+#[derive(Debug, Args)]
+struct WorkspaceArg {
+    /// The workspace folder (default: $TDM_WORKSPACE, else the platform data dir).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct HubArgs {
+    #[command(subcommand)]
+    command: HubCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HubCommand {
+    /// List the plugins a hub offers.
+    List {
+        /// The hub folder (holding index.json).
+        #[arg(long, value_name = "DIR")]
+        hub: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+struct InstallArgs {
+    /// ID[@VERSION] with --hub, else a package folder.
+    target: String,
+    /// The hub folder.
+    #[arg(long, value_name = "DIR")]
+    hub: Option<PathBuf>,
+    /// Accept a paid plugin's price (it still ends `installed`, pending approval).
+    #[arg(long)]
+    accept_price: bool,
+    #[command(flatten)]
+    ws: WorkspaceArg,
+}
+
+#[derive(Debug, Args)]
+struct ApproveArgs {
+    /// The plugin id.
+    id: String,
+    /// Approve without asking (for scripts).
+    #[arg(long)]
+    yes: bool,
+    #[command(flatten)]
+    ws: WorkspaceArg,
+}
+
+#[derive(Debug, Args)]
+struct IdArgs {
+    /// The plugin id.
+    id: String,
+    #[command(flatten)]
+    ws: WorkspaceArg,
+}
+
+#[derive(Debug, Args)]
+struct CallArgs {
+    /// The plugin id.
+    id: String,
+    /// The intent to run.
+    method: String,
+    /// The intent's params, as JSON.
+    #[arg(long, value_name = "JSON", default_value = "{}", value_parser = parse_json)]
+    params: Value,
+    /// Use the virtual clock and a generator seeded with N.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Print fuel used, peak memory and time to stderr.
+    #[arg(long)]
+    stats: bool,
+    #[command(flatten)]
+    ws: WorkspaceArg,
+}
+
+#[derive(Debug, Args)]
+struct WorkspaceCommand {
+    #[command(subcommand)]
+    command: WorkspaceSub,
+}
+
+#[derive(Debug, Subcommand)]
+enum WorkspaceSub {
+    /// Every plugin's state, permissions, limits and last call; the workspace path and audit size.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        ws: WorkspaceArg,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -117,7 +247,7 @@ struct RunArgs {
 }
 
 /// Where the host intents of `tdm run` find their data.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 struct HostArgs {
     /// The plugin's assets for dist.read (default: `dist/` next to the module).
     #[arg(long, value_name = "DIR")]
@@ -219,6 +349,14 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => inspect(&args),
         Command::Exec(args) => exec(&args),
         Command::Audit(args) => audit(&args),
+        Command::Hub(HubArgs { command: HubCommand::List { hub, json } }) => hub_list(&hub, json),
+        Command::Install(args) => install(&args),
+        Command::Approve(args) => approve(&args),
+        Command::Revoke(args) => operate(&args, operator::revoke, "revoked {}: it will not run until approved again"),
+        Command::Uninstall(args) => operate(&args, operator::uninstall, "uninstalled {} (the audit log is kept)"),
+        Command::Call(args) => call(&args),
+        Command::Workspace(WorkspaceCommand { command: WorkspaceSub::Status { json, ws } }) => status(&ws, json),
+        Command::Repl(args) => repl(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -294,19 +432,26 @@ fn run(args: &RunArgs) -> Result<u8, UsageError> {
     let intents = std_intents(&args.host, args.seed, &args.plugin, identity, &grants)?;
     let env = environment(args.seed, plugin.policy());
     let mut sandbox = Sandbox::new(plugin, env).with_host(Box::new(intents), grants);
+    let (report, _) = execute_once(&mut sandbox, &args.method, &args.params, args.stats);
+    Ok(print_outcome(&report.outcome))
+}
+
+/// Runs one intent, forwards the plugin's output to stderr and, with `stats`, the figures.
+fn execute_once(sandbox: &mut Sandbox, method: &str, params: &Value, stats: bool) -> (IntentReport, Duration) {
     let started = Instant::now();
-    let report = sandbox.execute(&args.method, &args.params);
+    let report = sandbox.execute(method, params);
+    let elapsed = started.elapsed();
     forward_plugin_output(&report);
-    if args.stats {
+    if stats {
         eprintln!(
             "tdm: fuel_used={} peak_memory_bytes={} launch_fuel={} elapsed_us={}",
             report.fuel_used,
             report.peak_memory_bytes,
             sandbox.launch_fuel(),
-            started.elapsed().as_micros()
+            elapsed.as_micros()
         );
     }
-    Ok(print_outcome(&report.outcome))
+    (report, elapsed)
 }
 
 /// A plugin's id for `tdm run`: its file name without extension.
@@ -399,6 +544,364 @@ fn audit(args: &AuditArgs) -> Result<u8, UsageError> {
         }
     }
     Ok(EXIT_COMPLETED)
+}
+
+/// Runs a one-id operator command and reports it.
+fn operate(
+    args: &IdArgs,
+    action: fn(&Workspace, &str) -> Result<(), OperatorError>,
+    done: &str,
+) -> Result<u8, UsageError> {
+    let workspace = open_workspace(&args.ws)?;
+    match action(&workspace, &args.id) {
+        Ok(()) => {
+            println!("{}", done.replace("{}", &args.id));
+            Ok(EXIT_COMPLETED)
+        }
+        Err(e) => Ok(refused(&e)),
+    }
+}
+
+fn open_workspace(ws: &WorkspaceArg) -> Result<Workspace, UsageError> {
+    Ok(Workspace::open(workspace_dir(ws.workspace.as_deref()))?)
+}
+
+/// Operator refusals exit 1 with the reason on stderr; I/O problems exit 2.
+fn refused(e: &OperatorError) -> u8 {
+    eprintln!("tdm: {e}");
+    match e {
+        OperatorError::Io(..)
+        | OperatorError::Workspace(WorkspaceError::Io(..) | WorkspaceError::CorruptState(..))
+        | OperatorError::Package(PackageError::Io(..)) => EXIT_USAGE,
+        _ => EXIT_FAILED,
+    }
+}
+
+fn hub_list(dir: &Path, json: bool) -> Result<u8, UsageError> {
+    let hub = match Hub::open(dir) {
+        Ok(hub) => hub,
+        Err(e) => return Ok(refused(&OperatorError::Package(e))),
+    };
+    for entry in &hub.entries {
+        if json {
+            println!(
+                "{}",
+                json!({"id": entry.id, "version": entry.version, "sha256": entry.sha256, "price": entry.price.to_string(), "path": entry.path})
+            );
+        } else {
+            println!(
+                "{:<20} {:<10} {:<12} sha256:{}",
+                entry.id,
+                entry.version,
+                entry.price.to_string(),
+                &entry.sha256[..entry.sha256.len().min(12)]
+            );
+        }
+    }
+    Ok(EXIT_COMPLETED)
+}
+
+fn install(args: &InstallArgs) -> Result<u8, UsageError> {
+    let workspace = open_workspace(&args.ws)?;
+    let source = match &args.hub {
+        Some(hub) => {
+            let (id, version) = match args.target.split_once('@') {
+                Some((id, version)) => (id.to_string(), Some(version.to_string())),
+                None => (args.target.clone(), None),
+            };
+            Source::Hub { hub: hub.clone(), id, version }
+        }
+        None => Source::Folder(PathBuf::from(&args.target)),
+    };
+    match operator::install(&workspace, &source, args.accept_price) {
+        Ok(report) => {
+            println!("installed {}@{} (sha256 {})", report.id, report.version, &report.sha256[..12]);
+            if report.approval_voided {
+                println!("its earlier approval no longer covers this module or its permissions: approve it again");
+            }
+            let state = if report.still_approved {
+                "approved (same module and permissions)"
+            } else {
+                "installed, pending approval: nothing was run"
+            };
+            println!("state: {state}");
+            Ok(EXIT_COMPLETED)
+        }
+        Err(e) => Ok(refused(&e)),
+    }
+}
+
+fn limits_line(policy: &Policy) -> String {
+    format!(
+        "memory {} MiB, fuel {} per intent, deadline {} ms, request {} B, response {} B",
+        policy.max_memory_bytes / (1024 * 1024),
+        policy.fuel_per_intent,
+        policy.timeout_ms,
+        policy.max_request_bytes,
+        policy.max_response_bytes
+    )
+}
+
+fn approve(args: &ApproveArgs) -> Result<u8, UsageError> {
+    let workspace = open_workspace(&args.ws)?;
+    let (_, package) = match operator::installed_package(&workspace, &args.id) {
+        Ok(found) => found,
+        Err(e) => return Ok(refused(&e)),
+    };
+    let permissions: Vec<String> = package.requested.iter().map(ToString::to_string).collect();
+    println!("plugin:      {} {} ({})", package.manifest.id, package.manifest.version, package.manifest.name);
+    println!("module:      sha256 {}", package.manifest.sha256);
+    println!("permissions: {}", if permissions.is_empty() { "none".to_string() } else { permissions.join(", ") });
+    println!("limits:      {}", limits_line(&package.policy()));
+    if !args.yes {
+        use std::io::IsTerminal;
+        if !std::io::stdin().is_terminal() {
+            eprintln!("tdm: refusing to approve without a terminal to confirm on; pass --yes to approve from a script");
+            return Ok(EXIT_USAGE);
+        }
+        print!("Approve this plugin to run with exactly these permissions? [y/N] ");
+        let _ = std::io::stdout().flush();
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            println!("not approved");
+            return Ok(EXIT_FAILED);
+        }
+    }
+    if let Err(e) = operator::approve(&workspace, &args.id, &package.manifest.sha256.to_ascii_lowercase(), permissions)
+    {
+        return Ok(refused(&e));
+    }
+    println!("approved {}", args.id);
+    Ok(EXIT_COMPLETED)
+}
+
+fn call(args: &CallArgs) -> Result<u8, UsageError> {
+    let workspace = open_workspace(&args.ws)?;
+    let not_approved =
+        |why: String| print_outcome(&Outcome::from_failure(Failure::new(BlockedReason::NotApproved, why)));
+    let state = workspace.read_state()?;
+    let Some(installed) = state.plugins.get(&args.id) else {
+        return Ok(not_approved(format!("No plugin `{}` is installed.", args.id)));
+    };
+    let hash_now = operator::hash_on_disk(&workspace, installed);
+    if let Some(why) = operator::launch_refusal(installed, hash_now.as_deref()) {
+        return Ok(not_approved(why));
+    }
+    let package = match Package::read(&workspace.dir.join(&installed.path)) {
+        Ok(package) => package,
+        Err(e) => return Ok(not_approved(format!("The installed package no longer verifies: {e}."))),
+    };
+    let approved = installed.approval.as_ref().map(|a| a.permissions.clone()).unwrap_or_default();
+    let grants = Permissions::parse_all(approved.iter().map(String::as_str))?;
+    let plugin = match Plugin::load(&package.module, package.policy()) {
+        Ok(plugin) => Arc::new(plugin),
+        Err(failure) => return Ok(print_outcome(&Outcome::from_failure(failure))),
+    };
+    let identity = PluginIdentity { id: args.id.clone(), hash: package.manifest.sha256.clone() };
+    let host = HostArgs {
+        dist: Some(package.dir.join("dist")).filter(|d| d.is_dir()),
+        vault: None,
+        context: None,
+        audit: None,
+        tools: Vec::new(),
+        workspace: Some(workspace.dir.clone()),
+    };
+    let intents = std_intents(&host, args.seed, &package.dir.join(&package.manifest.module), identity, &grants)?;
+    let env = environment(args.seed, plugin.policy());
+    let mut sandbox = Sandbox::new(plugin, env).with_host(Box::new(intents), grants);
+    let (report, elapsed) = execute_once(&mut sandbox, &args.method, &args.params, args.stats);
+    let last = LastCall {
+        method: args.method.clone(),
+        status: if report.outcome.is_completed() { "completed" } else { "failed" }.to_string(),
+        blocked_reason: report.outcome.blocked_reason().map(str::to_string),
+        fuel_used: report.fuel_used,
+        peak_memory_bytes: report.peak_memory_bytes,
+        duration_us: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+        at_ms: now_ms(),
+    };
+    let recorded = workspace.update(|state| {
+        if let Some(plugin) = state.plugins.get_mut(&args.id) {
+            plugin.last_call = Some(last);
+        }
+        Ok(())
+    });
+    if let Err(e) = recorded {
+        eprintln!("tdm: could not record the call in the workspace: {e}");
+    }
+    Ok(print_outcome(&report.outcome))
+}
+
+fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, UsageError> {
+    let workspace = open_workspace(ws)?;
+    let state = match workspace.read_state() {
+        Ok(state) => state,
+        Err(e) => return Ok(refused(&OperatorError::Workspace(e))),
+    };
+    let audit_path = workspace.dir.join(AUDIT_FILE);
+    let audit_bytes = std::fs::metadata(&audit_path).map_or(0, |m| m.len());
+    let mut rows = Vec::new();
+    for (id, plugin) in &state.plugins {
+        let hash_now = operator::hash_on_disk(&workspace, plugin);
+        let plugin_state = plugin.state(hash_now.as_deref());
+        let policy = Package::read(&workspace.dir.join(&plugin.path)).map(|p| p.policy()).unwrap_or_default();
+        let granted: Vec<String> = match plugin_state {
+            PluginState::Approved => plugin.approval.as_ref().map(|a| a.permissions.clone()).unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        rows.push(json!({
+            "id": id,
+            "version": plugin.version,
+            "hash": plugin.sha256,
+            "hashPrefix": &plugin.sha256[..plugin.sha256.len().min(12)],
+            "state": plugin_state.as_str(),
+            "requested": plugin.requested,
+            "granted": granted,
+            "price": plugin.price,
+            "limits": {
+                "maxMemoryBytes": policy.max_memory_bytes,
+                "fuelPerIntent": policy.fuel_per_intent,
+                "timeoutMs": policy.timeout_ms,
+            },
+            "lastCall": plugin.last_call.as_ref().map(|c| json!({
+                "method": c.method,
+                "status": c.status,
+                "blockedReason": c.blocked_reason,
+                "fuelUsed": c.fuel_used,
+                "peakMemoryBytes": c.peak_memory_bytes,
+                "durationUs": c.duration_us,
+            })),
+        }));
+    }
+    if json {
+        println!(
+            "{}",
+            json!({"workspace": workspace.dir.display().to_string(), "auditLogBytes": audit_bytes, "plugins": rows})
+        );
+        return Ok(EXIT_COMPLETED);
+    }
+    println!("workspace: {}", workspace.dir.display());
+    println!("audit log: {} ({audit_bytes} bytes)", audit_path.display());
+    if rows.is_empty() {
+        println!("no plugins installed");
+    }
+    println!(
+        "{:<16} {:<9} {:<13} {:<15} {:<28} {:<28} LAST CALL",
+        "ID", "VERSION", "HASH", "STATE", "REQUESTED", "GRANTED"
+    );
+    for row in &rows {
+        let list = |key: &str| {
+            let items: Vec<&str> =
+                row[key].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+            if items.is_empty() {
+                "-".to_string()
+            } else {
+                items.join(",")
+            }
+        };
+        let last = match &row["lastCall"] {
+            Value::Null => "-".to_string(),
+            c => format!(
+                "{} {} fuel={} mem={} {}us",
+                c["method"].as_str().unwrap_or(""),
+                c["blockedReason"].as_str().unwrap_or(c["status"].as_str().unwrap_or("")),
+                c["fuelUsed"],
+                c["peakMemoryBytes"],
+                c["durationUs"]
+            ),
+        };
+        println!(
+            "{:<16} {:<9} {:<13} {:<15} {:<28} {:<28} {}",
+            row["id"].as_str().unwrap_or(""),
+            row["version"].as_str().unwrap_or(""),
+            row["hashPrefix"].as_str().unwrap_or(""),
+            row["state"].as_str().unwrap_or(""),
+            list("requested"),
+            list("granted"),
+            last
+        );
+        println!(
+            "{:<16} limits: memory {} B, fuel {}, deadline {} ms",
+            "", row["limits"]["maxMemoryBytes"], row["limits"]["fuelPerIntent"], row["limits"]["timeoutMs"]
+        );
+    }
+    Ok(EXIT_COMPLETED)
+}
+
+fn repl(args: &ReplArgs) -> Result<u8, UsageError> {
+    let workspace = open_workspace(&args.ws)?;
+    let file = Path::new(&args.target);
+    let (label, bytes, policy, grants, intents, module_path, host, allow_grant) = if file.is_file() {
+        let bytes = read_module(file)?;
+        let grants = Permissions::parse_all(args.grants.iter().map(String::as_str))?;
+        let host = HostArgs {
+            dist: None,
+            vault: None,
+            context: None,
+            audit: None,
+            tools: Vec::new(),
+            workspace: Some(workspace.dir.clone()),
+        };
+        (plugin_id(file), bytes, Policy::default(), grants, Vec::new(), file.to_path_buf(), host, true)
+    } else {
+        if !args.grants.is_empty() {
+            return Err(UsageError("--grant is for module files; an installed plugin runs with its approval".into()));
+        }
+        let state = workspace.read_state()?;
+        let refusal = match state.plugins.get(&args.target) {
+            None => Some(format!("No plugin `{}` is installed and no such file exists.", args.target)),
+            Some(installed) => {
+                operator::launch_refusal(installed, operator::hash_on_disk(&workspace, installed).as_deref())
+            }
+        };
+        if let Some(why) = refusal {
+            return Ok(print_outcome(&Outcome::from_failure(Failure::new(BlockedReason::NotApproved, why))));
+        }
+        let (installed, package) = match operator::installed_package(&workspace, &args.target) {
+            Ok(found) => found,
+            Err(e) => return Ok(refused(&e)),
+        };
+        let approved = installed.approval.map(|a| a.permissions).unwrap_or_default();
+        let grants = Permissions::parse_all(approved.iter().map(String::as_str))?;
+        let host = HostArgs {
+            dist: Some(package.dir.join("dist")).filter(|d| d.is_dir()),
+            vault: None,
+            context: None,
+            audit: None,
+            tools: Vec::new(),
+            workspace: Some(workspace.dir.clone()),
+        };
+        let intents = package.manifest.intents.iter().map(|i| i.name.clone()).collect();
+        let module_path = package.dir.join(&package.manifest.module);
+        (args.target.clone(), package.module.clone(), package.policy(), grants, intents, module_path, host, false)
+    };
+    let plugin = match Plugin::load(&bytes, policy) {
+        Ok(plugin) => Arc::new(plugin),
+        Err(failure) => return Ok(print_outcome(&Outcome::from_failure(failure))),
+    };
+    let identity = PluginIdentity { id: label.clone(), hash: sha256_hex(&bytes) };
+    // Check once that the host's files are usable, so the factory below cannot fail later.
+    std_intents(&host, args.seed, &module_path, identity.clone(), &grants)?;
+    let seed = args.seed;
+    let timeout = plugin.policy().timeout_ms;
+    let session = crate::repl::ReplSession {
+        label,
+        plugin,
+        bytes,
+        grants,
+        allow_grant,
+        intents,
+        history: Some(workspace.dir.join("repl_history")),
+        make_env: Box::new(move || match seed {
+            Some(seed) => Box::new(SeededEnvironment::new(seed)),
+            None => Box::new(HostEnvironment::new(Duration::from_millis(timeout))),
+        }),
+        make_host: Box::new(move |grants| match std_intents(&host, seed, &module_path, identity.clone(), grants) {
+            Ok(intents) => Box::new(intents),
+            Err(_) => Box::new(contour_core::NoHostIntents),
+        }),
+    };
+    crate::repl::run(session).map_err(UsageError)
 }
 
 fn inspection_json(inspection: &Inspection) -> Value {

@@ -11,6 +11,9 @@ pub mod dirfs;
 pub mod environment;
 pub mod intents;
 pub mod module_file;
+pub mod operator;
+pub mod package;
+pub mod repl;
 pub mod workspace;
 
 pub use environment::{HostEnvironment, SeededEnvironment};

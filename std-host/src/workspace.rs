@@ -27,3 +27,225 @@ pub fn workspace_dir(flag: Option<&Path>) -> PathBuf {
         None => PathBuf::from(".tdm"),
     }
 }
+
+/// The state file in the workspace.
+pub const STATE_FILE: &str = "state.json";
+/// The lock guarding the state file.
+pub const LOCK_FILE: &str = "state.lock";
+/// Installed packages live under this folder.
+pub const PACKAGES_DIR: &str = "packages";
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Write;
+
+/// An operator's approval: bound to the module hash and the exact permission set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Approval {
+    /// The module hash approved.
+    pub sha256: String,
+    /// The permissions granted.
+    pub permissions: Vec<String>,
+    /// When, in ms since the epoch.
+    pub at_ms: u64,
+}
+
+/// Figures of a plugin's last call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LastCall {
+    /// The intent.
+    pub method: String,
+    /// `completed` or `failed`.
+    pub status: String,
+    /// The `blockedReason` of a failure.
+    pub blocked_reason: Option<String>,
+    /// Fuel used.
+    pub fuel_used: u64,
+    /// Peak linear memory in bytes.
+    pub peak_memory_bytes: u64,
+    /// Wall-clock time in microseconds.
+    pub duration_us: u64,
+    /// When, in ms since the epoch.
+    pub at_ms: u64,
+}
+
+/// One installed plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstalledPlugin {
+    /// Installed version.
+    pub version: String,
+    /// Module hash at install.
+    pub sha256: String,
+    /// The package folder, relative to the workspace.
+    pub path: String,
+    /// The permissions the package asks for.
+    pub requested: Vec<String>,
+    /// The price accepted at install (`free` when free).
+    pub price: String,
+    /// The operator's approval, if any.
+    pub approval: Option<Approval>,
+    /// Set by `tdm revoke`.
+    pub revoked: bool,
+    /// The last call's figures.
+    pub last_call: Option<LastCall>,
+}
+
+/// The workspace state file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct State {
+    /// Format version.
+    pub version: u32,
+    /// Installed plugins by id.
+    pub plugins: BTreeMap<String, InstalledPlugin>,
+}
+
+/// A plugin's lifecycle state, as `tdm workspace status` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginState {
+    /// Installed, pending approval.
+    Installed,
+    /// Approved for its current hash and permissions.
+    Approved,
+    /// Approval withdrawn.
+    Revoked,
+    /// An approval exists but no longer matches the module on disk or its permissions.
+    StaleApproval,
+}
+
+impl PluginState {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Installed => "installed",
+            Self::Approved => "approved",
+            Self::Revoked => "revoked",
+            Self::StaleApproval => "stale approval",
+        }
+    }
+}
+
+impl InstalledPlugin {
+    /// The lifecycle state, given the module hash found on disk now.
+    pub fn state(&self, hash_on_disk: Option<&str>) -> PluginState {
+        if self.revoked {
+            return PluginState::Revoked;
+        }
+        match &self.approval {
+            None => PluginState::Installed,
+            Some(approval) => {
+                let hash_ok = approval.sha256 == self.sha256 && hash_on_disk.is_none_or(|h| h == approval.sha256);
+                let perms_ok = self.requested.iter().all(|p| approval.permissions.contains(p));
+                if hash_ok && perms_ok {
+                    PluginState::Approved
+                } else {
+                    PluginState::StaleApproval
+                }
+            }
+        }
+    }
+}
+
+/// Why a workspace operation failed.
+#[derive(Debug)]
+pub enum WorkspaceError {
+    /// I/O on a workspace file.
+    Io(PathBuf, std::io::Error),
+    /// The state file does not parse; it is reported and left as it is.
+    CorruptState(PathBuf, String),
+    /// No such plugin installed.
+    NotInstalled(String),
+}
+
+impl fmt::Display for WorkspaceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io(path, e) => write!(f, "{}: {e}", path.display()),
+            Self::CorruptState(path, e) => write!(
+                f,
+                "the workspace state {} does not parse ({e}); it was left untouched: repair or move it away",
+                path.display()
+            ),
+            Self::NotInstalled(id) => write!(f, "no plugin `{id}` is installed in this workspace"),
+        }
+    }
+}
+
+impl std::error::Error for WorkspaceError {}
+
+/// A workspace folder: state, packages, vault, context, audit log.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The folder.
+    pub dir: PathBuf,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Workspace {
+    /// The workspace at `dir`, created if missing.
+    pub fn open(dir: PathBuf) -> Result<Self, WorkspaceError> {
+        std::fs::create_dir_all(dir.join(PACKAGES_DIR)).map_err(|e| WorkspaceError::Io(dir.clone(), e))?;
+        Ok(Self { dir })
+    }
+
+    /// The state file's path.
+    pub fn state_path(&self) -> PathBuf {
+        self.dir.join(STATE_FILE)
+    }
+
+    /// Reads the state (an absent file is an empty state) without taking the lock.
+    pub fn read_state(&self) -> Result<State, WorkspaceError> {
+        let path = self.state_path();
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| WorkspaceError::CorruptState(path, e.to_string())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State { version: 1, plugins: BTreeMap::new() }),
+            Err(e) => Err(WorkspaceError::Io(path, e)),
+        }
+    }
+
+    /// Runs `change` on the state under the workspace lock and writes the result atomically
+    /// (write a temporary file, fsync, rename over the state, fsync the folder). Two `tdm`
+    /// processes never interleave; a process killed at any point leaves the old or the new
+    /// state, never a half-written one. A state that does not parse is never overwritten.
+    pub fn update<T>(&self, change: impl FnOnce(&mut State) -> Result<T, WorkspaceError>) -> Result<T, WorkspaceError> {
+        let lock_path = self.dir.join(LOCK_FILE);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
+        lock.lock().map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
+        let mut state = self.read_state()?;
+        let result = change(&mut state)?;
+        self.write_state(&state)?;
+        drop(lock);
+        Ok(result)
+    }
+
+    fn write_state(&self, state: &State) -> Result<(), WorkspaceError> {
+        let path = self.state_path();
+        let tmp = self.dir.join(format!("{STATE_FILE}.tmp-{}", std::process::id()));
+        let io = |e| WorkspaceError::Io(tmp.clone(), e);
+        let bytes = serde_json::to_vec_pretty(state).map_err(|e| io(std::io::Error::other(e)))?;
+        let mut file = std::fs::File::create(&tmp).map_err(io)?;
+        file.write_all(&bytes).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        drop(file);
+        std::fs::rename(&tmp, &path).map_err(|e| WorkspaceError::Io(path.clone(), e))?;
+        if let Ok(dir) = std::fs::File::open(&self.dir) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    }
+}
