@@ -1,5 +1,6 @@
-# Contour: `make demo` runs the bundled echo plugin through `tdm run`; `make test` runs every
-# check CI runs. Both set up what they need (rustup targets) themselves.
+# Contour: `make demo` builds the Rust hello example and runs it through `tdm run`; `make test`
+# runs every check CI runs. Both set up what they need (rustup targets, Debian's clang/lld, npm
+# packages) themselves.
 CARGO ?= cargo
 EMBEDDED_TARGET := thumbv7em-none-eabihf
 TDM := target/release/tdm
@@ -7,6 +8,7 @@ TDM := target/release/tdm
 .PHONY: all build demo test fmt-check clippy unit embedded-core setup bench clean examples
 
 # Example plugins and guest SDKs (one fragment per language) add their targets to EXAMPLES.
+.DEFAULT_GOAL := all
 EXAMPLES :=
 -include mk/*.mk
 
@@ -21,12 +23,15 @@ setup:
 build:
 	$(CARGO) build --release -p tdm-sdk
 
-demo: build
-	@echo '$$ tdm inspect examples/echo/echo.wat'
-	@$(TDM) inspect examples/echo/echo.wat
+demo: build rust-examples
+	@echo '$$ tdm inspect target/plugins/hello.wasm'
+	@$(TDM) inspect target/plugins/hello.wasm
 	@echo
-	@echo '$$ tdm run examples/echo/echo.wat greet --params '"'"'{"name":"Ada"}'"'"' --stats'
-	@$(TDM) run examples/echo/echo.wat greet --params '{"name":"Ada"}' --stats
+	@echo '$$ tdm run target/plugins/hello.wasm greet --params '"'"'{"name":"Ada"}'"'"' --stats'
+	@$(TDM) run target/plugins/hello.wasm greet --params '{"name":"Ada"}' --stats
+	@echo
+	@echo '$$ tdm run examples/echo/echo.wat greet --params '"'"'{"name":"Ada"}'"'"''
+	@$(TDM) run examples/echo/echo.wat greet --params '{"name":"Ada"}'
 
 fmt-check:
 	$(CARGO) fmt --all --check
@@ -34,7 +39,7 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-unit:
+unit: examples
 	$(CARGO) test --workspace
 
 embedded-core: setup

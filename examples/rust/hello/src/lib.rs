@@ -1,0 +1,34 @@
+//! hello: the smallest useful plugin. `greet {name}` answers `{"greeting": "Hello, NAME!"}`.
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+use alloc::{format, string::String};
+use serde::{Deserialize, Serialize};
+use tdm_plugin::Failure;
+
+/// The params of `greet`.
+#[derive(Deserialize)]
+struct GreetParams {
+    name: String,
+}
+
+/// The output of `greet`.
+#[derive(Serialize)]
+struct Greeting {
+    greeting: String,
+}
+
+/// `greet {name}`: a greeting; an empty name is the plugin's own failed outcome.
+fn greet(params: GreetParams) -> Result<Greeting, Failure> {
+    let name = params.name.trim();
+    if name.is_empty() {
+        return Err(
+            Failure::new("empty_name", "`name` is empty.").hint("Pass a non-empty `name`, e.g. {\"name\":\"Ada\"}.")
+        );
+    }
+    Ok(Greeting { greeting: format!("Hello, {name}!") })
+}
+
+tdm_plugin::plugin! { "greet" => greet }

@@ -1,0 +1,53 @@
+# Rust guest SDK (sdk/rust, crate tdm-plugin) and the Rust example plugins (examples/rust, a
+# cargo workspace of its own): builds them for wasm32-unknown-unknown into target/plugins/.
+# Installs the rustup target when it is missing.
+#
+#   make rust-examples   target/plugins/{hello,json-tools,dist-reader,panicky}.wasm and
+#                        target/plugins/dist/greeting.txt (dist-reader's bundled file); and
+#                        the installable packages target/packages/NAME/ (plugin.toml with the
+#                        module's real sha256, dist/NAME.wasm, and dist-reader's dist/ files)
+#   make rust-sizes      the size of each module
+
+# Keep the including Makefile's default goal: this fragment's rules must not become it.
+rust_saved_goal := $(.DEFAULT_GOAL)
+
+EXAMPLES += rust-examples
+
+.PHONY: rust-examples rust-sizes rust-wasm-target
+
+RUST_WASM_TARGET := wasm32-unknown-unknown
+RUST_EXAMPLES_DIR := examples/rust
+# The examples' own target folder (git-ignored), named explicitly so CARGO_TARGET_DIR cannot move it.
+RUST_EXAMPLES_TARGET_DIR := $(RUST_EXAMPLES_DIR)/target
+RUST_EXAMPLES_OUT := $(RUST_EXAMPLES_TARGET_DIR)/$(RUST_WASM_TARGET)/release
+RUST_PLUGINS_DIR := target/plugins
+RUST_PACKAGES_DIR := target/packages
+# Package names; cargo names each artifact with `-` turned into `_` (json_tools.wasm).
+RUST_EXAMPLES := hello json-tools dist-reader panicky
+
+rust-wasm-target:
+	@rustup target list --installed | grep -qx $(RUST_WASM_TARGET) || rustup target add $(RUST_WASM_TARGET)
+
+rust-examples: rust-wasm-target
+	$(CARGO) build --release --locked --target $(RUST_WASM_TARGET) --manifest-path $(RUST_EXAMPLES_DIR)/Cargo.toml \
+		--target-dir $(RUST_EXAMPLES_TARGET_DIR)
+	@mkdir -p $(RUST_PLUGINS_DIR)/dist
+	@for name in $(RUST_EXAMPLES); do \
+		cp $(RUST_EXAMPLES_OUT)/$$(echo $$name | tr - _).wasm $(RUST_PLUGINS_DIR)/$$name.wasm || exit 1; \
+	done
+	@cp $(RUST_EXAMPLES_DIR)/dist-reader/dist/greeting.txt $(RUST_PLUGINS_DIR)/dist/greeting.txt
+	@for name in $(RUST_EXAMPLES); do \
+		pkg=$(RUST_PACKAGES_DIR)/$$name; mkdir -p $$pkg/dist || exit 1; \
+		if [ -d $(RUST_EXAMPLES_DIR)/$$name/dist ]; then cp $(RUST_EXAMPLES_DIR)/$$name/dist/* $$pkg/dist/ || exit 1; fi; \
+		cp $(RUST_PLUGINS_DIR)/$$name.wasm $$pkg/dist/$$name.wasm || exit 1; \
+		sed "s/^sha256 = .*/sha256 = \"$$(sha256sum $$pkg/dist/$$name.wasm | cut -d' ' -f1)\"/" \
+			$(RUST_EXAMPLES_DIR)/$$name/plugin.toml > $$pkg/plugin.toml || exit 1; \
+	done
+	@echo "rust-examples: $(foreach n,$(RUST_EXAMPLES),$(RUST_PLUGINS_DIR)/$(n).wasm)"
+
+rust-sizes: rust-examples
+	@for name in $(RUST_EXAMPLES); do \
+		printf '%-12s %7d bytes  %s\n' $$name $$(wc -c < $(RUST_PLUGINS_DIR)/$$name.wasm) $(RUST_PLUGINS_DIR)/$$name.wasm; \
+	done
+
+.DEFAULT_GOAL := $(rust_saved_goal)

@@ -1,0 +1,774 @@
+/* tdm_plugin.c: the TDM IPC ABI for freestanding C plugins. See tdm_plugin.h. */
+#include "tdm_plugin.h"
+
+#define PAGE_BYTES 65536u
+
+/* ---- libc pieces the compiler may call (no libc is linked) ------------------------------------ */
+
+void *memcpy(void *dst, const void *src, size_t n) {
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    while (n--) *d++ = *s++;
+    return dst;
+}
+
+void *memmove(void *dst, const void *src, size_t n) {
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    if (d < s) {
+        while (n--) *d++ = *s++;
+    } else {
+        while (n--) d[n] = s[n];
+    }
+    return dst;
+}
+
+void *memset(void *dst, int c, size_t n) {
+    uint8_t *d = dst;
+    while (n--) *d++ = (uint8_t)c;
+    return dst;
+}
+
+int memcmp(const void *a, const void *b, size_t n) {
+    const uint8_t *x = a, *y = b;
+    for (size_t i = 0; i < n; i++) {
+        if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+    }
+    return 0;
+}
+
+size_t tdm_strlen(const char *s) {
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+
+bool tdm_str_eq(const char *s, size_t len, const char *lit) {
+    size_t n = tdm_strlen(lit);
+    return n == len && memcmp(s, lit, n) == 0;
+}
+
+/* ---- Allocator: first-fit free list over [__heap_base, memory end) ------------------------------
+ *
+ * Every block has an 8-byte header (payload size, state tag) and an 8-aligned payload. Free
+ * blocks are kept in a list sorted by address and merged with their neighbours; a free block at
+ * the top of the heap lowers the top instead. So after the host frees the request and the
+ * response, the heap is back where it was and memory stays constant from intent to intent. */
+
+extern uint8_t __heap_base;
+
+typedef struct block {
+    uint32_t size; /* payload bytes */
+    uint32_t tag;
+} block;
+
+typedef struct free_block {
+    block header;
+    struct free_block *next;
+} free_block;
+
+#define TAG_USED 0x7d3a11edu
+#define TAG_FREE 0x7d3af4eeu
+#define HEADER ((uint32_t)sizeof(block))
+#define MIN_PAYLOAD 8u
+#define MAX_PAYLOAD 0x7fff0000u
+
+static uintptr_t heap_start; /* 0 until the first call */
+static uintptr_t heap_top;
+static free_block *free_list;
+
+static void heap_init(void) {
+    if (heap_start == 0) {
+        heap_start = ((uintptr_t)&__heap_base + 7u) & ~(uintptr_t)7u;
+        heap_top = heap_start;
+    }
+}
+
+static uintptr_t memory_end(void) {
+    return (uintptr_t)__builtin_wasm_memory_size(0) * PAGE_BYTES;
+}
+
+/* Makes [heap_top, heap_top + total) addressable; false when memory cannot grow. */
+static bool heap_reserve(uint32_t total) {
+    uintptr_t end = heap_top + total;
+    if (end < heap_top) return false;
+    uintptr_t have = memory_end();
+    if (end <= have) return true;
+    size_t pages = (end - have + PAGE_BYTES - 1) / PAGE_BYTES;
+    return __builtin_wasm_memory_grow(0, pages) != (size_t)-1;
+}
+
+static uint8_t *payload(block *b) {
+    return (uint8_t *)b + HEADER;
+}
+
+__attribute__((export_name("tdm_alloc"))) void *tdm_alloc(size_t size) {
+    heap_init();
+    if (size > MAX_PAYLOAD) return 0;
+    uint32_t need = ((uint32_t)size + 7u) & ~7u;
+    if (need < MIN_PAYLOAD) need = MIN_PAYLOAD;
+
+    free_block **link = &free_list;
+    for (free_block *f = free_list; f; link = &f->next, f = f->next) {
+        if (f->header.size < need) continue;
+        uint32_t rest = f->header.size - need;
+        if (rest >= HEADER + MIN_PAYLOAD) {
+            /* Split: the tail stays free, in f's place in the list. */
+            free_block *tail = (free_block *)(payload(&f->header) + need);
+            tail->header.size = rest - HEADER;
+            tail->header.tag = TAG_FREE;
+            tail->next = f->next;
+            *link = tail;
+            f->header.size = need;
+        } else {
+            *link = f->next;
+        }
+        f->header.tag = TAG_USED;
+        return payload(&f->header);
+    }
+
+    if (!heap_reserve(HEADER + need)) return 0;
+    block *b = (block *)heap_top;
+    heap_top += HEADER + need;
+    b->size = need;
+    b->tag = TAG_USED;
+    return payload(b);
+}
+
+/* The header of a block tdm_alloc returned, or 0 for any other pointer. */
+static block *used_block(void *ptr) {
+    uintptr_t p = (uintptr_t)ptr;
+    if (heap_start == 0 || p < heap_start + HEADER || p >= heap_top || (p & 7u) != 0) return 0;
+    block *b = (block *)(p - HEADER);
+    if (b->tag != TAG_USED || p + b->size > heap_top) return 0;
+    return b;
+}
+
+static uintptr_t block_end(block *b) {
+    return (uintptr_t)payload(b) + b->size;
+}
+
+__attribute__((export_name("tdm_free"))) void tdm_free(void *ptr, size_t size) {
+    (void)size; /* the header knows */
+    block *b = used_block(ptr);
+    if (!b) return;
+    b->tag = TAG_FREE;
+    free_block *f = (free_block *)b;
+
+    /* Insert sorted by address, then merge with the neighbours. */
+    free_block *prev = 0, *next = free_list;
+    while (next && next < f) {
+        prev = next;
+        next = next->next;
+    }
+    f->next = next;
+    if (prev) prev->next = f;
+    else free_list = f;
+    if (next && block_end(&f->header) == (uintptr_t)next) {
+        f->header.size += HEADER + next->header.size;
+        f->next = next->next;
+    }
+    if (prev && block_end(&prev->header) == (uintptr_t)f) {
+        prev->header.size += HEADER + f->header.size;
+        prev->next = f->next;
+        f = prev;
+    }
+    /* A free block at the top of the heap lowers the top (it is always the list's last). */
+    if (f->next == 0 && block_end(&f->header) == heap_top) {
+        heap_top = (uintptr_t)f;
+        if (prev == f) {
+            /* f merged into prev: find prev's predecessor to unlink it. */
+            free_block **link = &free_list;
+            while (*link != f) link = &(*link)->next;
+            *link = 0;
+        } else if (prev) {
+            prev->next = 0;
+        } else {
+            free_list = 0;
+        }
+    }
+}
+
+void *tdm_realloc(void *ptr, size_t new_size) {
+    if (!ptr) return tdm_alloc(new_size);
+    block *b = used_block(ptr);
+    if (!b || new_size > MAX_PAYLOAD) return 0;
+    if (new_size <= b->size) return ptr;
+    uint32_t need = ((uint32_t)new_size + 7u) & ~7u;
+    if (block_end(b) == heap_top) {
+        /* The last block grows in place. */
+        if (!heap_reserve(need - b->size)) return 0;
+        heap_top += need - b->size;
+        b->size = need;
+        return ptr;
+    }
+    void *fresh = tdm_alloc(new_size);
+    if (!fresh) return 0;
+    memcpy(fresh, ptr, b->size);
+    tdm_free(ptr, b->size);
+    return fresh;
+}
+
+/* ---- JSON writer -------------------------------------------------------------------------- */
+
+static bool ensure(tdm_json *w, size_t extra) {
+    if (w->oom) return false;
+    if (w->len + extra <= w->cap) return true;
+    size_t cap = w->cap ? w->cap * 2 : 64;
+    if (cap < w->len + extra) cap = w->len + extra;
+    uint8_t *buf = tdm_realloc(w->buf, cap);
+    if (!buf) {
+        w->oom = true;
+        return false;
+    }
+    w->buf = buf;
+    w->cap = cap;
+    return true;
+}
+
+void tdm_json_init(tdm_json *w) {
+    w->buf = 0;
+    w->len = 0;
+    w->cap = 0;
+    w->oom = false;
+    w->after_key = false;
+    w->depth = 0;
+    w->nonempty = 0;
+    if (ensure(w, 4)) w->len = 4; /* the frame's length, filled in at the end */
+}
+
+void tdm_json_release(tdm_json *w) {
+    tdm_free(w->buf, w->cap);
+    w->buf = 0;
+    w->len = w->cap = 0;
+}
+
+void tdm_json_bytes(tdm_json *w, const void *bytes, size_t len) {
+    if (!ensure(w, len)) return;
+    memcpy(w->buf + w->len, bytes, len);
+    w->len += len;
+}
+
+static void put(tdm_json *w, char c) {
+    if (!ensure(w, 1)) return;
+    w->buf[w->len++] = (uint8_t)c;
+}
+
+static void put_str(tdm_json *w, const char *s) {
+    tdm_json_bytes(w, s, tdm_strlen(s));
+}
+
+/* Comma handling before a value or a key. */
+static void before_value(tdm_json *w) {
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (w->depth > 0 && w->depth <= TDM_JSON_MAX_DEPTH) {
+        uint32_t bit = 1u << (w->depth - 1);
+        if (w->nonempty & bit) put(w, ',');
+        w->nonempty |= bit;
+    }
+}
+
+static void json_open(tdm_json *w, char c) {
+    before_value(w);
+    put(w, c);
+    w->depth++;
+    if (w->depth <= TDM_JSON_MAX_DEPTH) w->nonempty &= ~(1u << (w->depth - 1));
+}
+
+static void json_close(tdm_json *w, char c) {
+    if (w->depth > 0) w->depth--;
+    put(w, c);
+}
+
+void tdm_json_object_begin(tdm_json *w) { json_open(w, '{'); }
+void tdm_json_object_end(tdm_json *w) { json_close(w, '}'); }
+void tdm_json_array_begin(tdm_json *w) { json_open(w, '['); }
+void tdm_json_array_end(tdm_json *w) { json_close(w, ']'); }
+
+/* The inside of a JSON string literal: quotes, backslash and control characters escaped. */
+static void escape_body(tdm_json *w, const char *s, size_t len) {
+    static const char hex[] = "0123456789abcdef";
+    size_t run = 0; /* start of the bytes copied verbatim in one go */
+    for (size_t i = 0; i < len; i++) {
+        uint8_t c = (uint8_t)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        tdm_json_bytes(w, s + run, i - run);
+        run = i + 1;
+        switch (c) {
+        case '"': put_str(w, "\\\""); break;
+        case '\\': put_str(w, "\\\\"); break;
+        case '\n': put_str(w, "\\n"); break;
+        case '\r': put_str(w, "\\r"); break;
+        case '\t': put_str(w, "\\t"); break;
+        case '\b': put_str(w, "\\b"); break;
+        case '\f': put_str(w, "\\f"); break;
+        default: {
+            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            tdm_json_bytes(w, u, 6);
+        }
+        }
+    }
+    tdm_json_bytes(w, s + run, len - run);
+}
+
+static void escaped(tdm_json *w, const char *s, size_t len) {
+    put(w, '"');
+    escape_body(w, s, len);
+    put(w, '"');
+}
+
+void tdm_json_string_begin(tdm_json *w) {
+    before_value(w);
+    put(w, '"');
+}
+
+void tdm_json_string_part(tdm_json *w, const char *s, size_t len) { escape_body(w, s, len); }
+
+void tdm_json_string_end(tdm_json *w) { put(w, '"'); }
+
+void tdm_json_key_n(tdm_json *w, const char *key, size_t len) {
+    before_value(w);
+    escaped(w, key, len);
+    put(w, ':');
+    w->after_key = true;
+}
+
+void tdm_json_key(tdm_json *w, const char *key) { tdm_json_key_n(w, key, tdm_strlen(key)); }
+
+void tdm_json_string_n(tdm_json *w, const char *s, size_t len) {
+    before_value(w);
+    escaped(w, s, len);
+}
+
+void tdm_json_string(tdm_json *w, const char *s) { tdm_json_string_n(w, s, tdm_strlen(s)); }
+
+void tdm_json_int(tdm_json *w, int64_t value) {
+    before_value(w);
+    char digits[20];
+    size_t n = 0;
+    uint64_t u = value < 0 ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (value < 0) put(w, '-');
+    while (n) put(w, digits[--n]);
+}
+
+void tdm_json_bool(tdm_json *w, bool value) {
+    before_value(w);
+    put_str(w, value ? "true" : "false");
+}
+
+void tdm_json_null(tdm_json *w) {
+    before_value(w);
+    put_str(w, "null");
+}
+
+void tdm_json_raw(tdm_json *w, const char *json, size_t len) {
+    before_value(w);
+    tdm_json_bytes(w, json, len);
+}
+
+/* ---- Outcomes ------------------------------------------------------------------------------- */
+
+/* The answer when the SDK itself ran out of memory: a static frame (tdm_free ignores it). */
+#define OOM_JSON                                                                                     \
+    "{\"status\":\"failed\",\"message\":\"The plugin ran out of memory.\",\"blockedReason\":"          \
+    "\"out_of_memory\",\"recoveryHint\":\"Retry with smaller input.\",\"output\":{\"retryable\":false}}"
+static struct {
+    uint32_t len;
+    char json[sizeof(OOM_JSON) - 1];
+} oom_frame = {sizeof(OOM_JSON) - 1, OOM_JSON};
+
+static tdm_response oom_response(void) {
+    return (tdm_response){(uint8_t *)&oom_frame};
+}
+
+/* Frames a writer's buffer: the length of the JSON after the 4 reserved bytes, little-endian. */
+static tdm_response finish(tdm_json *w) {
+    if (w->oom || !w->buf) {
+        tdm_json_release(w);
+        return oom_response();
+    }
+    uint32_t n = (uint32_t)(w->len - 4);
+    w->buf[0] = (uint8_t)n;
+    w->buf[1] = (uint8_t)(n >> 8);
+    w->buf[2] = (uint8_t)(n >> 16);
+    w->buf[3] = (uint8_t)(n >> 24);
+    tdm_response r = {w->buf};
+    w->buf = 0; /* the host frees it now */
+    w->len = w->cap = 0;
+    return r;
+}
+
+static tdm_json output_writer;
+
+tdm_json *tdm_output_begin(void) {
+    tdm_json *w = &output_writer;
+    if (w->buf) tdm_json_release(w); /* an abandoned outcome */
+    tdm_json_init(w);
+    put_str(w, "{\"status\":\"completed\",\"output\":");
+    return w;
+}
+
+tdm_response tdm_output_end(tdm_json *w) {
+    put(w, '}');
+    return finish(w);
+}
+
+tdm_response tdm_completed_raw(const char *output_json, size_t len) {
+    tdm_json *w = tdm_output_begin();
+    tdm_json_bytes(w, output_json, len);
+    return tdm_output_end(w);
+}
+
+tdm_response tdm_failed(const char *message, const char *blocked_reason, const char *recovery_hint, bool retryable) {
+    tdm_json w;
+    tdm_json_init(&w);
+    tdm_json_object_begin(&w);
+    tdm_json_key(&w, "status");
+    tdm_json_string(&w, "failed");
+    tdm_json_key(&w, "message");
+    tdm_json_string(&w, message);
+    tdm_json_key(&w, "blockedReason");
+    tdm_json_string(&w, blocked_reason);
+    tdm_json_key(&w, "recoveryHint");
+    tdm_json_string(&w, recovery_hint);
+    tdm_json_key(&w, "output");
+    tdm_json_object_begin(&w);
+    tdm_json_key(&w, "retryable");
+    tdm_json_bool(&w, retryable);
+    tdm_json_object_end(&w);
+    tdm_json_object_end(&w);
+    return finish(&w);
+}
+
+tdm_response tdm_response_bytes(const void *bytes, size_t len) {
+    tdm_json w;
+    tdm_json_init(&w);
+    tdm_json_bytes(&w, bytes, len);
+    return finish(&w);
+}
+
+/* ---- JSON scanner --------------------------------------------------------------------------- */
+
+static bool is_ws(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static size_t skip_ws(const char *s, size_t len, size_t i) {
+    while (i < len && is_ws(s[i])) i++;
+    return i;
+}
+
+/* Index just past the string whose opening quote is at s[i], or 0 when unterminated. */
+static size_t string_end(const char *s, size_t len, size_t i) {
+    for (i++; i < len; i++) {
+        if (s[i] == '\\') i++;
+        else if (s[i] == '"') return i + 1;
+    }
+    return 0;
+}
+
+size_t tdm_json_value_len(const char *json, size_t len) {
+    if (len == 0) return 0;
+    char c = json[0];
+    if (c == '"') return string_end(json, len, 0);
+    if (c == '{' || c == '[') {
+        size_t depth = 0;
+        for (size_t i = 0; i < len; i++) {
+            char d = json[i];
+            if (d == '"') {
+                size_t end = string_end(json, len, i);
+                if (!end) return 0;
+                i = end - 1;
+            } else if (d == '{' || d == '[') {
+                depth++;
+            } else if (d == '}' || d == ']') {
+                if (--depth == 0) return i + 1;
+            }
+        }
+        return 0;
+    }
+    /* number, true, false, null */
+    size_t i = 0;
+    while (i < len && !is_ws(json[i]) && json[i] != ',' && json[i] != '}' && json[i] != ']') i++;
+    return i;
+}
+
+bool tdm_json_get(const char *json, size_t len, const char *key, const char **value, size_t *value_len) {
+    size_t key_len = tdm_strlen(key);
+    size_t i = skip_ws(json, len, 0);
+    if (i >= len || json[i] != '{') return false;
+    i++;
+    for (;;) {
+        i = skip_ws(json, len, i);
+        if (i >= len || json[i] != '"') return false;
+        size_t key_end = string_end(json, len, i);
+        if (!key_end) return false;
+        bool match = key_end - i - 2 == key_len && memcmp(json + i + 1, key, key_len) == 0;
+        i = skip_ws(json, len, key_end);
+        if (i >= len || json[i] != ':') return false;
+        i = skip_ws(json, len, i + 1);
+        size_t n = tdm_json_value_len(json + i, len - i);
+        if (n == 0) return false;
+        if (match) {
+            *value = json + i;
+            *value_len = n;
+            return true;
+        }
+        i = skip_ws(json, len, i + n);
+        if (i >= len || json[i] != ',') return false;
+        i++;
+    }
+}
+
+bool tdm_json_get_int(const char *json, size_t len, const char *key, int64_t *out) {
+    const char *v;
+    size_t n;
+    if (!tdm_json_get(json, len, key, &v, &n)) return false;
+    size_t i = 0;
+    bool negative = n > 0 && v[0] == '-';
+    if (negative) i++;
+    if (i == n) return false;
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t acc = 0;
+    for (; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9') return false;
+        uint64_t digit = (uint64_t)(v[i] - '0');
+        if (acc > (limit - digit) / 10) return false;
+        acc = acc * 10 + digit;
+    }
+    *out = negative ? (int64_t)(0 - acc) : (int64_t)acc;
+    return true;
+}
+
+bool tdm_json_get_bool(const char *json, size_t len, const char *key, bool *out) {
+    const char *v;
+    size_t n;
+    if (!tdm_json_get(json, len, key, &v, &n)) return false;
+    if (tdm_str_eq(v, n, "true")) *out = true;
+    else if (tdm_str_eq(v, n, "false")) *out = false;
+    else return false;
+    return true;
+}
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int32_t hex4(const char *s, size_t n, size_t i) {
+    if (i + 4 > n) return -1;
+    int32_t v = 0;
+    for (size_t k = 0; k < 4; k++) {
+        int d = hex_digit(s[i + k]);
+        if (d < 0) return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static size_t utf8(char *out, uint32_t cp) {
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+bool tdm_json_get_string(const char *json, size_t len, const char *key, char **out, size_t *out_len) {
+    const char *v;
+    size_t n;
+    if (!tdm_json_get(json, len, key, &v, &n) || n < 2 || v[0] != '"') return false;
+    /* The unescaped text is never longer than the escaped one. */
+    char *s = tdm_alloc(n);
+    if (!s) return false;
+    size_t k = 0;
+    for (size_t i = 1; i + 1 < n; i++) {
+        char c = v[i];
+        if (c != '\\') {
+            s[k++] = c;
+            continue;
+        }
+        if (++i + 1 >= n) goto bad;
+        switch (v[i]) {
+        case '"': s[k++] = '"'; break;
+        case '\\': s[k++] = '\\'; break;
+        case '/': s[k++] = '/'; break;
+        case 'b': s[k++] = '\b'; break;
+        case 'f': s[k++] = '\f'; break;
+        case 'n': s[k++] = '\n'; break;
+        case 'r': s[k++] = '\r'; break;
+        case 't': s[k++] = '\t'; break;
+        case 'u': {
+            int32_t cp = hex4(v, n, i + 1);
+            if (cp < 0) goto bad;
+            i += 4;
+            if (cp >= 0xd800 && cp < 0xdc00 && i + 6 < n && v[i + 1] == '\\' && v[i + 2] == 'u') {
+                int32_t lo = hex4(v, n, i + 3);
+                if (lo >= 0xdc00 && lo < 0xe000) {
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                    i += 6;
+                }
+            }
+            if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd; /* a lone surrogate */
+            k += utf8(s + k, (uint32_t)cp);
+            break;
+        }
+        default: goto bad;
+        }
+    }
+    s[k] = 0;
+    *out = s;
+    *out_len = k;
+    return true;
+bad:
+    tdm_free(s, n);
+    return false;
+}
+
+/* ---- The ABI entry point -------------------------------------------------------------------- */
+
+__attribute__((export_name("tdm_plugin_execute_intent"))) uint8_t *tdm_plugin_execute_intent(const char *req,
+                                                                                              size_t len) {
+    const char *method, *params;
+    size_t method_len, params_len;
+    if (!tdm_json_get(req, len, "method", &method, &method_len) || method_len < 2 || method[0] != '"') {
+        return tdm_failed("The request has no string `method`.", "invalid_request",
+                          "Send a JSON-RPC 2.0 request with a method.", false)
+            .frame;
+    }
+    method++;
+    method_len -= 2;
+    if (!tdm_json_get(req, len, "params", &params, &params_len)) {
+        params = "null";
+        params_len = 4;
+    }
+    tdm_response r = tdm_handle(method, method_len, params, params_len);
+    return r.frame ? r.frame : oom_response().frame;
+}
+
+/* ---- Host intents ----------------------------------------------------------------------------- */
+
+#define HOST_OOM (-100)
+
+static int64_t next_host_id = 1;
+
+int32_t tdm_host_request(const char *method, const char *params_json, size_t params_len, char **outcome) {
+    *outcome = 0;
+    tdm_json w;
+    tdm_json_init(&w);
+    tdm_json_object_begin(&w);
+    tdm_json_key(&w, "jsonrpc");
+    tdm_json_string(&w, "2.0");
+    tdm_json_key(&w, "id");
+    tdm_json_int(&w, next_host_id++);
+    tdm_json_key(&w, "method");
+    tdm_json_string(&w, method);
+    tdm_json_key(&w, "params");
+    tdm_json_raw(&w, params_json, params_len);
+    tdm_json_object_end(&w);
+    if (w.oom) {
+        tdm_json_release(&w);
+        return HOST_OOM;
+    }
+    int32_t n = tdm_host_call(w.buf + 4, (int32_t)(w.len - 4));
+    tdm_json_release(&w);
+    if (n < 0) return n;
+    char *out = tdm_alloc((size_t)n + 1);
+    if (!out) return HOST_OOM; /* the response stays pending; the next call replaces it */
+    int32_t got = tdm_host_response(out, n);
+    if (got < 0) {
+        tdm_free(out, (size_t)n + 1);
+        return got;
+    }
+    out[got] = 0;
+    *outcome = out;
+    return got;
+}
+
+/* Calls `method` with params built from NUL-terminated string pairs (a NULL value is skipped),
+ * plus at most one raw member (`raw_key` with raw JSON text `raw`, skipped when NULL). */
+static int32_t call_with(const char *method, const char *const *pairs, size_t n_pairs, const char *raw_key,
+                         const char *raw, char **outcome) {
+    *outcome = 0;
+    tdm_json w;
+    tdm_json_init(&w);
+    tdm_json_object_begin(&w);
+    for (size_t i = 0; i + 1 < 2 * n_pairs; i += 2) {
+        if (!pairs[i + 1]) continue;
+        tdm_json_key(&w, pairs[i]);
+        tdm_json_string(&w, pairs[i + 1]);
+    }
+    if (raw_key && raw) {
+        tdm_json_key(&w, raw_key);
+        tdm_json_raw(&w, raw, tdm_strlen(raw));
+    }
+    tdm_json_object_end(&w);
+    int32_t r = w.oom ? HOST_OOM : tdm_host_request(method, (const char *)w.buf + 4, w.len - 4, outcome);
+    tdm_json_release(&w);
+    return r;
+}
+
+int32_t tdm_log(const char *level, const char *message) {
+    const char *pairs[] = {"level", level, "message", message};
+    char *outcome;
+    int32_t r = call_with("log", pairs, 2, 0, 0, &outcome);
+    if (outcome) tdm_free(outcome, 0);
+    return r;
+}
+
+int32_t tdm_dist_read(const char *path, char **outcome) {
+    const char *pairs[] = {"path", path};
+    return call_with("dist.read", pairs, 1, 0, 0, outcome);
+}
+
+int32_t tdm_vault_read(const char *name, char **outcome) {
+    const char *pairs[] = {"name", name};
+    return call_with("vault.read", pairs, 1, 0, 0, outcome);
+}
+
+int32_t tdm_context_read(const char *key, char **outcome) {
+    const char *pairs[] = {"key", key};
+    return call_with("context.read", pairs, 1, 0, 0, outcome);
+}
+
+int32_t tdm_net_fetch(const char *url, const char *method, const char *headers_json, const char *body, char **outcome) {
+    const char *pairs[] = {"url", url, "method", method ? method : "GET", "body", body};
+    return call_with("net.fetch", pairs, 3, "headers", headers_json ? headers_json : "{}", outcome);
+}
+
+int32_t tdm_tool_invoke(const char *tool, const char *intent, const char *params_json, char **outcome) {
+    const char *pairs[] = {"tool", tool, "intent", intent};
+    return call_with("tool.invoke", pairs, 2, "params", params_json ? params_json : "{}", outcome);
+}
+
+bool tdm_outcome_completed(const char *outcome, size_t len, const char **output, size_t *output_len) {
+    const char *status;
+    size_t status_len;
+    if (!tdm_json_get(outcome, len, "status", &status, &status_len)) return false;
+    if (!tdm_str_eq(status, status_len, "\"completed\"")) return false;
+    return tdm_json_get(outcome, len, "output", output, output_len);
+}

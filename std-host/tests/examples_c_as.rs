@@ -1,0 +1,229 @@
+//! The C and AssemblyScript example plugins (built by `make examples` into `target/plugins/`),
+//! run through the built `tdm` binary and through `contour_core` directly: their intents give the
+//! expected outputs, a C plugin's malformed responses are caught by the host (not the SDK), and
+//! every module passes the ABI conformance checks all languages share (exports accepted by
+//! `tdm inspect`, a completed framed outcome, and constant memory once the host frees each
+//! request and response).
+
+use contour_core::{Plugin, Policy, Sandbox, VirtualEnvironment};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+/// The built module `target/plugins/NAME.wasm`, or a failed test saying how to build it.
+fn module(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins").join(format!("{name}.wasm"));
+    assert!(path.is_file(), "{} is missing: run `make examples` first", path.display());
+    path
+}
+
+fn tdm(args: &[&str]) -> Output {
+    // A workspace of this test process's own, so no run touches the user's data directory.
+    let workspace = std::env::temp_dir().join(format!("tdm-examples-c-as-{}", std::process::id()));
+    Command::new(env!("CARGO_BIN_EXE_tdm")).args(args).env("TDM_WORKSPACE", workspace).output().expect("tdm runs")
+}
+
+/// `tdm run MODULE METHOD --params PARAMS`: the exit code and the one JSON outcome on stdout.
+fn run(name: &str, method: &str, params: &Value) -> (Option<i32>, Value) {
+    let path = module(name);
+    let out = tdm(&["run", &path.display().to_string(), method, "--params", &params.to_string()]);
+    let stdout = String::from_utf8(out.stdout).expect("stdout is UTF-8");
+    assert_eq!(stdout.lines().count(), 1, "stdout must be one outcome line: {stdout:?}");
+    let outcome = serde_json::from_str(&stdout).expect("stdout is JSON");
+    (out.status.code(), outcome)
+}
+
+/// A sandbox for the built module `name`, with the default policy and a virtual environment.
+fn sandbox(name: &str) -> Sandbox {
+    let bytes = std::fs::read(module(name)).expect("read the module");
+    let plugin = match Plugin::load(&bytes, Policy::default()) {
+        Ok(plugin) => plugin,
+        Err(failure) => panic!("{name} should load, but: {failure}"),
+    };
+    Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(7)))
+}
+
+fn completed_output(sandbox: &mut Sandbox, method: &str, params: &Value) -> Value {
+    let report = sandbox.execute(method, params);
+    assert!(report.outcome.is_completed(), "{method} should complete: {}", report.outcome.json);
+    let outcome: Value = serde_json::from_str(&report.outcome.json).expect("the outcome is JSON");
+    outcome["output"].clone()
+}
+
+#[test]
+fn counter_increment_answers_the_count() {
+    let (code, outcome) = run("counter", "increment", &json!({"by": 5}));
+    assert_eq!(code, Some(0), "{outcome}");
+    assert_eq!(outcome, json!({"status": "completed", "output": {"count": 5}}));
+    // `by` defaults to 1; each `tdm run` is a fresh instance, so the count starts at 0.
+    let (code, outcome) = run("counter", "increment", &json!({}));
+    assert_eq!(code, Some(0));
+    assert_eq!(outcome["output"], json!({"count": 1}));
+    let (code, outcome) = run("counter", "get", &json!({}));
+    assert_eq!(code, Some(0));
+    assert_eq!(outcome["output"], json!({"count": 0}));
+}
+
+#[test]
+fn counter_keeps_its_count_across_intents_in_one_instance() {
+    let mut sandbox = sandbox("counter");
+    for expected in 1..=3 {
+        assert_eq!(completed_output(&mut sandbox, "increment", &json!({"by": 1})), json!({"count": expected}));
+    }
+    assert_eq!(completed_output(&mut sandbox, "get", &json!({})), json!({"count": 3}));
+    assert_eq!(completed_output(&mut sandbox, "increment", &json!({"by": -10})), json!({"count": -7}));
+}
+
+#[test]
+fn counter_refuses_bad_params_and_unknown_intents_with_its_own_failed_outcome() {
+    let (code, outcome) = run("counter", "increment", &json!({"by": "two"}));
+    assert_eq!(code, Some(1));
+    assert_eq!(outcome["status"], "failed");
+    assert_eq!(outcome["blockedReason"], "invalid_params");
+    assert_eq!(outcome["output"]["retryable"], false);
+    let (code, outcome) = run("counter", "reset", &json!({}));
+    assert_eq!(code, Some(1));
+    assert_eq!(outcome["blockedReason"], "unknown_intent");
+    assert!(outcome["message"].is_string() && outcome["recoveryHint"].is_string());
+}
+
+#[test]
+fn the_host_not_the_sdk_rejects_a_c_plugins_malformed_responses() {
+    for (method, detail) in [
+        ("not_json", "not JSON"),
+        ("past_memory", "past the end of memory"),
+        ("bad_shape", "not an outcome"),
+        ("bad_utf8", "not UTF-8"),
+    ] {
+        let (code, outcome) = run("malformed", method, &json!({}));
+        assert_eq!(code, Some(1), "{method}: {outcome}");
+        assert_eq!(outcome["status"], "failed", "{method}");
+        assert_eq!(outcome["blockedReason"], "invalid_response", "{method}: {outcome}");
+        assert_eq!(outcome["output"]["retryable"], false, "{method}");
+        let message = outcome["message"].as_str().expect("a message");
+        assert!(message.contains(detail), "{method}: {message}");
+    }
+}
+
+#[test]
+fn a_malformed_response_discards_the_instance_and_the_next_intent_still_runs() {
+    let mut sandbox = sandbox("malformed");
+    let report = sandbox.execute("not_json", &json!({}));
+    assert!(!report.outcome.is_completed());
+    assert!(report.outcome.json.contains("invalid_response"), "{}", report.outcome.json);
+    assert!(!sandbox.is_live(), "after a host-side failure the instance is discarded");
+    let report = sandbox.execute("past_memory", &json!({}));
+    assert!(report.outcome.json.contains("invalid_response"), "{}", report.outcome.json);
+}
+
+#[test]
+fn wordcount_counts_words_and_lines_exactly() {
+    for (text, words, lines) in [
+        ("", 0, 0),
+        ("one", 1, 1),
+        ("hello world\nfoo  bar baz\n", 5, 2),
+        ("  leading and trailing  ", 3, 1),
+        ("tabs\tand\r\nwindows\r\nlines", 4, 3),
+        ("\n\n\n", 0, 3),
+        ("été über \"quoted\" \\ back\u{1F600}slash", 5, 1),
+    ] {
+        let (code, outcome) = run("wordcount", "count", &json!({ "text": text }));
+        assert_eq!(code, Some(0), "{text:?}: {outcome}");
+        assert_eq!(outcome, json!({"status": "completed", "output": {"words": words, "lines": lines}}), "{text:?}");
+    }
+}
+
+#[test]
+fn wordcount_refuses_missing_text() {
+    let (code, outcome) = run("wordcount", "count", &json!({"txt": "typo"}));
+    assert_eq!(code, Some(1));
+    assert_eq!(outcome["blockedReason"], "invalid_params");
+    let (code, outcome) = run("wordcount", "sum", &json!({}));
+    assert_eq!(code, Some(1));
+    assert_eq!(outcome["blockedReason"], "unknown_intent");
+}
+
+#[test]
+fn wordcount_handles_a_text_larger_than_its_initial_memory() {
+    let text = "word ".repeat(20_000);
+    let mut sandbox = sandbox("wordcount");
+    assert_eq!(completed_output(&mut sandbox, "count", &json!({ "text": text })), json!({"words": 20_000, "lines": 1}));
+}
+
+// ---- ABI conformance: the same checks for every language's plugins ------------------------------
+
+/// One intent per example that completes, to drive the conformance checks.
+const CONFORMING: [(&str, &str, &str); 2] =
+    [("counter", "increment", r#"{"by":1}"#), ("wordcount", "count", r#"{"text":"a b\nc"}"#)];
+
+#[test]
+fn abi_every_module_is_accepted_by_tdm_inspect() {
+    for name in ["counter", "malformed", "wordcount"] {
+        let path = module(name);
+        let out = tdm(&["inspect", "--json", &path.display().to_string()]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stdout));
+        let inspection: Value = serde_json::from_slice(&out.stdout).expect("inspect --json prints JSON");
+        assert_eq!(inspection["verdict"], "accepted", "{name}: {inspection}");
+        assert_eq!(inspection["failures"], json!([]), "{name}");
+        let exports: Vec<(String, String)> = inspection["exports"]
+            .as_array()
+            .expect("exports")
+            .iter()
+            .map(|e| (e["name"].as_str().unwrap_or_default().into(), e["type"].as_str().unwrap_or_default().into()))
+            .collect();
+        for required in ["memory", "tdm_alloc", "tdm_free", "tdm_plugin_execute_intent"] {
+            assert!(exports.iter().any(|(n, _)| n == required), "{name} must export {required}: {exports:?}");
+        }
+        // Pure compute: no host intents and nothing off the allowlist.
+        assert_eq!(inspection["hostImports"], json!([]), "{name}");
+        assert_eq!(inspection["imports"], json!([]), "{name}");
+    }
+}
+
+#[test]
+fn abi_every_module_answers_a_completed_framed_outcome() {
+    for (name, method, params) in CONFORMING {
+        let params: Value = serde_json::from_str(params).unwrap();
+        let report = sandbox(name).execute(method, &params);
+        // The host passes a valid response on byte for byte: the outcome is the plugin's JSON.
+        assert!(report.outcome.is_completed(), "{name}: {}", report.outcome.json);
+        let outcome: Value = serde_json::from_str(&report.outcome.json).expect("JSON");
+        assert_eq!(outcome["status"], "completed", "{name}");
+        assert!(outcome.get("output").is_some(), "{name}");
+        assert!(report.fuel_used > 0, "{name}");
+    }
+}
+
+#[test]
+fn abi_memory_stays_constant_because_the_host_frees_each_request_and_response() {
+    // 1 kB per request: were the requests or responses leaked, 200 intents would need about
+    // 200 kB more memory than any of these modules has free at the start.
+    let pad = "z".repeat(1024);
+    let cases =
+        [("counter", "increment", json!({"by": 1, "pad": pad})), ("wordcount", "count", json!({ "text": pad }))];
+    for (name, method, params) in &cases {
+        let mut sandbox = sandbox(name);
+        let peaks: Vec<u64> = (0..200)
+            .map(|i| {
+                let report = sandbox.execute(method, params);
+                assert!(report.outcome.is_completed(), "{name} intent {i}: {}", report.outcome.json);
+                report.peak_memory_bytes
+            })
+            .collect();
+        // After a few intents (allocator and GC warm-up) memory never grows again.
+        let settled = peaks[5];
+        assert!(peaks[5..].iter().all(|&p| p == settled), "{name}: memory kept growing: {peaks:?}");
+        assert!(settled <= 4 * 65536, "{name}: {settled} bytes for a small intent");
+    }
+    // The same with requests that need many pages: the freed request's memory is reused.
+    let pad = "z ".repeat(50_000);
+    for (name, method, params) in
+        [("counter", "increment", json!({"by": 1, "pad": pad})), ("wordcount", "count", json!({ "text": pad }))]
+    {
+        let mut sandbox = sandbox(name);
+        let peaks: Vec<u64> = (0..10).map(|_| sandbox.execute(method, &params).peak_memory_bytes).collect();
+        assert!(peaks[0] > 2 * 65536, "{name}: a 100 kB request needs more than its initial memory: {peaks:?}");
+        assert!(peaks[3..].iter().all(|&p| p == peaks[3]), "{name}: memory kept growing: {peaks:?}");
+    }
+}

@@ -1,0 +1,279 @@
+//! The Rust example plugins (examples/rust, built with the Rust SDK sdk/rust by `make examples`
+//! into target/plugins/), run through the built `tdm` binary with their expected output, plus the
+//! ABI conformance checks every guest language must pass: exports (`tdm inspect --json`),
+//! response framing (a completed outcome through `tdm run`) and free after use (many intents in
+//! one sandbox, memory flat).
+//!
+//! The conformance helpers (`assert_exports`, `assert_framing`, `assert_free_after_use`) take a
+//! module path and an intent, so the tests of other languages can copy them as they are.
+
+use contour_core::{Plugin, Policy, Sandbox, VirtualEnvironment};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+/// A built example module, `target/plugins/NAME.wasm`; fails when it was not built.
+fn module(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins").join(format!("{name}.wasm"));
+    assert!(path.is_file(), "{} is missing: run `make examples` first", path.display());
+    path
+}
+
+/// Runs the `tdm` binary with a workspace of this test process's own.
+fn tdm(args: &[&str]) -> Output {
+    let workspace = std::env::temp_dir().join(format!("tdm-examples-rust-{}", std::process::id()));
+    Command::new(env!("CARGO_BIN_EXE_tdm")).args(args).env("TDM_WORKSPACE", workspace).output().expect("tdm runs")
+}
+
+/// Parses stdout as exactly one JSON outcome line.
+fn outcome(output: &Output) -> Value {
+    let stdout = String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8");
+    assert_eq!(stdout.lines().count(), 1, "stdout must be one outcome line: {stdout:?}");
+    serde_json::from_str(&stdout).expect("stdout is JSON")
+}
+
+/// `tdm run MODULE METHOD --params PARAMS`: the outcome and the exit code.
+fn run(module: &Path, method: &str, params: &Value) -> (Value, Option<i32>, String) {
+    let out = tdm(&["run", &module.display().to_string(), method, "--params", &params.to_string()]);
+    (outcome(&out), out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Conformance, exports: `tdm inspect --json` accepts the module and lists the ABI's exports
+/// with their types.
+fn assert_exports(module: &Path) {
+    let out = tdm(&["inspect", "--json", &module.display().to_string()]);
+    let report = outcome(&out);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert_eq!(report["verdict"], "accepted", "{report}");
+    assert_eq!(report["failures"], json!([]), "{report}");
+    let exports = report["exports"].as_array().expect("exports is an array");
+    for name in ["memory", "tdm_alloc", "tdm_free", "tdm_plugin_execute_intent"] {
+        assert!(exports.iter().any(|e| e["name"] == name), "{} lacks export `{name}`: {report}", module.display());
+    }
+    let imports = report["imports"].as_array().expect("imports is an array");
+    assert!(imports.iter().all(|i| i["allowed"] == true), "{report}");
+}
+
+/// Conformance, response framing: one intent through `tdm run` gives a completed outcome (the
+/// host parsed the length prefix, the UTF-8 JSON and the outcome shape) and exits 0.
+fn assert_framing(module: &Path, method: &str, params: &Value) -> Value {
+    let (value, code, stderr) = run(module, method, params);
+    assert_eq!(code, Some(0), "{value} {stderr}");
+    assert_eq!(value["status"], "completed", "{value}");
+    assert!(value.get("output").is_some(), "{value}");
+    value["output"].clone()
+}
+
+/// Conformance, free after use: `runs` intents on ONE sandbox (one live instance) all complete
+/// and the linear memory stops growing after the first few, so what the host gives back with
+/// `tdm_free` (request and response of each intent) is reused by the guest's allocator. `params`
+/// should be large enough (kilobytes) that a leak would show within the runs.
+fn assert_free_after_use(module: &Path, method: &str, params: &Value, runs: usize) {
+    // `.wasm` as it is, `.wat` compiled.
+    let bytes = wat::parse_file(module).expect("read the module");
+    let plugin = Plugin::load(&bytes, Policy::default()).expect("the module loads");
+    let mut sandbox = Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(1)));
+    const WARM_UP: usize = 5;
+    let mut peaks = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let report = sandbox.execute(method, params);
+        assert!(report.outcome.is_completed(), "intent {i}: {}", report.outcome.json);
+        assert!(sandbox.is_live(), "intent {i} discarded the instance");
+        peaks.push(report.peak_memory_bytes);
+    }
+    let settled = peaks[WARM_UP - 1];
+    assert!(
+        peaks[WARM_UP..].iter().all(|&peak| peak == settled),
+        "{}: memory kept growing after {WARM_UP} intents: {:?}",
+        module.display(),
+        peaks.iter().map(|p| p / 65536).collect::<Vec<_>>()
+    );
+}
+
+/// Params of a few KiB for `assert_free_after_use`: leaking them (request, response) would
+/// grow memory by a page every few intents.
+fn big_name() -> Value {
+    json!({ "name": "x".repeat(4 * 1024) })
+}
+
+fn people() -> Value {
+    json!([
+        {"name": "Ada", "lang": "rust", "year": 2015, "tags": ["sdk"]},
+        {"name": "Grace", "lang": "c", "year": 1972},
+        {"name": "Alan", "lang": "rust", "year": 2018, "active": false},
+        {"name": "Edsger", "lang": "assemblyscript"}
+    ])
+}
+
+#[test]
+fn hello_greets_by_name() {
+    let (value, code, _) = run(&module("hello"), "greet", &json!({"name": "Ada"}));
+    assert_eq!(code, Some(0));
+    assert_eq!(value, json!({"status": "completed", "output": {"greeting": "Hello, Ada!"}}));
+}
+
+#[test]
+fn hello_answers_its_own_failures() {
+    // The plugin's own failed outcome (Failure::new(..).hint(..)).
+    let (value, code, _) = run(&module("hello"), "greet", &json!({"name": " "}));
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        value,
+        json!({"status": "failed", "message": "`name` is empty.", "blockedReason": "empty_name",
+               "recoveryHint": "Pass a non-empty `name`, e.g. {\"name\":\"Ada\"}.", "output": {"retryable": false}})
+    );
+    // Params that do not fit the intent's type, and an intent the plugin does not offer: the
+    // SDK's failed outcomes.
+    let (value, code, _) = run(&module("hello"), "greet", &json!({"name": 7}));
+    assert_eq!((code, value["blockedReason"].as_str()), (Some(1), Some("invalid_params")), "{value}");
+    let (value, code, _) = run(&module("hello"), "wave", &json!({}));
+    assert_eq!((code, value["blockedReason"].as_str()), (Some(1), Some("unknown_intent")), "{value}");
+    assert_eq!(value["message"], "This plugin has no intent `wave`; it offers: greet.");
+}
+
+#[test]
+fn json_tools_select_projects_each_item() {
+    let params = json!({"items": people(), "fields": ["name", "year"]});
+    let (value, code, _) = run(&module("json-tools"), "select", &params);
+    assert_eq!(code, Some(0), "{value}");
+    assert_eq!(
+        value,
+        json!({"status": "completed", "output": [
+            {"name": "Ada", "year": 2015},
+            {"name": "Grace", "year": 1972},
+            {"name": "Alan", "year": 2018},
+            {"name": "Edsger"}
+        ]})
+    );
+}
+
+#[test]
+fn json_tools_filter_keeps_the_matching_items() {
+    let params = json!({"items": people(), "field": "lang", "equals": "rust"});
+    let (value, code, _) = run(&module("json-tools"), "filter", &params);
+    assert_eq!(code, Some(0), "{value}");
+    assert_eq!(
+        value,
+        json!({"status": "completed", "output": [
+            {"name": "Ada", "lang": "rust", "year": 2015, "tags": ["sdk"]},
+            {"name": "Alan", "lang": "rust", "year": 2018, "active": false}
+        ]})
+    );
+    // JSON equality, not string equality: 1972 matches only the number.
+    let params = json!({"items": [{"y": 1972}, {"y": "1972"}, 3], "field": "y", "equals": 1972});
+    assert_eq!(run(&module("json-tools"), "filter", &params).0["output"], json!([{"y": 1972}]));
+    // select needs objects: a number among the items is the SDK's invalid_params.
+    let params = json!({"items": [1], "fields": ["a"]});
+    assert_eq!(run(&module("json-tools"), "select", &params).0["blockedReason"], "invalid_params");
+}
+
+#[test]
+fn dist_reader_returns_the_bundled_text() {
+    let (value, code, stderr) = run(&module("dist-reader"), "read", &json!({}));
+    assert_eq!(code, Some(0), "{value} {stderr}");
+    let bundled =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins/dist/greeting.txt"))
+            .expect("make examples copies dist/greeting.txt");
+    assert!(bundled.starts_with("Hello from dist-reader"), "{bundled:?}");
+    assert_eq!(value, json!({"status": "completed", "output": {"path": "greeting.txt", "text": bundled}}));
+}
+
+#[test]
+fn dist_reader_passes_a_refused_read_on() {
+    // `?` on the host's failed answer gives the plugin's failed outcome with the host's fields.
+    let (value, code, _) = run(&module("dist-reader"), "read", &json!({"path": "../plugins/hello.wasm"}));
+    assert_eq!(code, Some(1), "{value}");
+    assert_eq!(value["status"], "failed");
+    assert_eq!(value["blockedReason"], "permission_denied", "{value}");
+    assert_eq!(value["output"]["retryable"], false);
+}
+
+#[test]
+fn a_panic_is_a_failed_plugin_trap_outcome_not_a_host_failure() {
+    let (value, code, stderr) = run(&module("panicky"), "boom", &json!({}));
+    // A failed outcome on stdout and exit 1; a host failure would be exit 2 or a crash.
+    assert_eq!(code, Some(1), "{value} {stderr}");
+    assert_eq!(value["status"], "failed");
+    assert_eq!(value["blockedReason"], "plugin_trap", "{value}");
+    assert_eq!(value["output"]["retryable"], false);
+    assert!(value["message"].is_string() && value["recoveryHint"].is_string(), "{value}");
+    // The SDK's panic handler logged the message before trapping.
+    assert!(stderr.contains("[plugin panicky error] panic at panicky/src/lib.rs"), "{stderr}");
+    assert!(stderr.contains("boom: this intent panics on purpose"), "{stderr}");
+}
+
+#[test]
+fn after_a_panic_the_next_intent_runs_in_a_fresh_instance() {
+    let bytes = std::fs::read(module("panicky")).unwrap();
+    let plugin = Arc::new(Plugin::load(&bytes, Policy::default()).unwrap());
+    let mut sandbox = Sandbox::new(plugin, Box::new(VirtualEnvironment::new(1)));
+    let report = sandbox.execute("boom", &json!({}));
+    assert!(!report.outcome.is_completed());
+    assert!(!sandbox.is_live(), "the trapped instance is discarded");
+    let report = sandbox.execute("ok", &json!({}));
+    assert_eq!(report.outcome.json, r#"{"status":"completed","output":true}"#);
+}
+
+#[test]
+fn conformance_exports() {
+    for name in ["hello", "json-tools", "dist-reader", "panicky"] {
+        assert_exports(&module(name));
+    }
+}
+
+#[test]
+fn conformance_response_framing() {
+    assert_eq!(assert_framing(&module("hello"), "greet", &json!({"name": "Ada"})), json!({"greeting": "Hello, Ada!"}));
+    let params = json!({"items": people(), "fields": ["name"]});
+    assert_eq!(assert_framing(&module("json-tools"), "select", &params)[0], json!({"name": "Ada"}));
+    assert_eq!(assert_framing(&module("dist-reader"), "read", &json!({}))["path"], "greeting.txt");
+    assert_eq!(assert_framing(&module("panicky"), "ok", &json!({})), json!(true));
+}
+
+#[test]
+fn conformance_free_after_use() {
+    assert_free_after_use(&module("hello"), "greet", &big_name(), 200);
+    let items: Vec<Value> =
+        (0..50).map(|i| json!({"id": i, "name": format!("item {i}"), "even": i % 2 == 0})).collect();
+    assert_free_after_use(&module("json-tools"), "select", &json!({"items": items, "fields": ["id", "even"]}), 200);
+    assert_free_after_use(
+        &module("json-tools"),
+        "filter",
+        &json!({"items": items, "field": "even", "equals": true}),
+        200,
+    );
+    assert_free_after_use(&module("panicky"), "ok", &big_name(), 200);
+}
+
+#[test]
+fn the_free_after_use_check_catches_a_leak() {
+    // echo.wat with a `tdm_free` that frees nothing: its bump allocator grows on every intent.
+    let echo =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/echo/echo.wat")).unwrap();
+    let start = echo.find("(func (export \"tdm_free\")").expect("echo exports tdm_free");
+    let end = start + echo[start..].find("\n  ;; Index of the first byte").expect("the next function");
+    let leaky = format!("{}(func (export \"tdm_free\") (param i32 i32))\n{}", &echo[..start], &echo[end..]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("leaky.wat");
+    std::fs::write(&path, leaky).unwrap();
+    let caught = std::panic::catch_unwind(|| assert_free_after_use(&path, "greet", &big_name(), 200));
+    assert!(caught.is_err(), "a plugin that never frees must fail the check");
+    // The real echo passes it.
+    let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/echo/echo.wat");
+    assert_free_after_use(&echo, "greet", &big_name(), 200);
+}
+
+#[test]
+fn each_example_is_an_installable_package() {
+    // `make examples` assembles target/packages/NAME/: plugin.toml (parsed strictly, with the
+    // module's real sha256) and dist/NAME.wasm.
+    for name in ["hello", "json-tools", "dist-reader", "panicky"] {
+        let dir = module(name).parent().unwrap().join("../packages").join(name);
+        let package = tdm_sdk::package::Package::read(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        assert_eq!(package.manifest.id, name);
+        assert_eq!(package.manifest.module, format!("dist/{name}.wasm"));
+        assert!(package.manifest.permissions.is_empty());
+        assert_eq!(package.module, std::fs::read(module(name)).unwrap(), "{name}: the package holds the built module");
+    }
+}
