@@ -676,16 +676,24 @@ fn approve(args: &ApproveArgs) -> Result<u8, UsageError> {
     Ok(EXIT_COMPLETED)
 }
 
-fn call(args: &CallArgs) -> Result<u8, UsageError> {
-    let workspace = open_workspace(&args.ws)?;
-    let not_approved =
-        |why: String| print_outcome(&Outcome::from_failure(Failure::new(BlockedReason::NotApproved, why)));
+/// An approved plugin ready to launch: its re-verified package, the approved grants, and where
+/// its host intents find their data.
+struct ApprovedLaunch {
+    package: Package,
+    grants: Permissions,
+    host: HostArgs,
+}
+
+/// The one check before an installed plugin runs (`tdm call`, `tdm repl ID`): installed, approved
+/// for the module on disk and its permissions, and its package still verifies. A refusal is the
+/// `not_approved` outcome to print; nothing of the plugin has run.
+fn approved_launch(workspace: &Workspace, id: &str) -> Result<Result<ApprovedLaunch, Outcome>, UsageError> {
+    let not_approved = |why: String| Err(Outcome::from_failure(Failure::new(BlockedReason::NotApproved, why)));
     let state = workspace.read_state()?;
-    let Some(installed) = state.plugins.get(&args.id) else {
-        return Ok(not_approved(format!("No plugin `{}` is installed.", args.id)));
+    let Some(installed) = state.plugins.get(id) else {
+        return Ok(not_approved(format!("No plugin `{id}` is installed.")));
     };
-    let hash_now = operator::hash_on_disk(&workspace, installed);
-    if let Some(why) = operator::launch_refusal(installed, hash_now.as_deref()) {
+    if let Some(why) = operator::launch_refusal(installed, operator::hash_on_disk(workspace, installed).as_deref()) {
         return Ok(not_approved(why));
     }
     let package = match Package::read(&workspace.dir.join(&installed.path)) {
@@ -694,11 +702,6 @@ fn call(args: &CallArgs) -> Result<u8, UsageError> {
     };
     let approved = installed.approval.as_ref().map(|a| a.permissions.clone()).unwrap_or_default();
     let grants = Permissions::parse_all(approved.iter().map(String::as_str))?;
-    let plugin = match Plugin::load(&package.module, package.policy()) {
-        Ok(plugin) => Arc::new(plugin),
-        Err(failure) => return Ok(print_outcome(&Outcome::from_failure(failure))),
-    };
-    let identity = PluginIdentity { id: args.id.clone(), hash: package.manifest.sha256.clone() };
     let host = HostArgs {
         dist: Some(package.dir.join("dist")).filter(|d| d.is_dir()),
         vault: None,
@@ -707,6 +710,20 @@ fn call(args: &CallArgs) -> Result<u8, UsageError> {
         tools: Vec::new(),
         workspace: Some(workspace.dir.clone()),
     };
+    Ok(Ok(ApprovedLaunch { package, grants, host }))
+}
+
+fn call(args: &CallArgs) -> Result<u8, UsageError> {
+    let workspace = open_workspace(&args.ws)?;
+    let ApprovedLaunch { package, grants, host } = match approved_launch(&workspace, &args.id)? {
+        Ok(launch) => launch,
+        Err(refusal) => return Ok(print_outcome(&refusal)),
+    };
+    let plugin = match Plugin::load(&package.module, package.policy()) {
+        Ok(plugin) => Arc::new(plugin),
+        Err(failure) => return Ok(print_outcome(&Outcome::from_failure(failure))),
+    };
+    let identity = PluginIdentity { id: args.id.clone(), hash: package.manifest.sha256.clone() };
     let intents = std_intents(&host, args.seed, &package.dir.join(&package.manifest.module), identity, &grants)?;
     let env = environment(args.seed, plugin.policy());
     let mut sandbox = Sandbox::new(plugin, env).with_host(Box::new(intents), grants);
@@ -847,29 +864,9 @@ fn repl(args: &ReplArgs) -> Result<u8, UsageError> {
         if !args.grants.is_empty() {
             return Err(UsageError("--grant is for module files; an installed plugin runs with its approval".into()));
         }
-        let state = workspace.read_state()?;
-        let refusal = match state.plugins.get(&args.target) {
-            None => Some(format!("No plugin `{}` is installed and no such file exists.", args.target)),
-            Some(installed) => {
-                operator::launch_refusal(installed, operator::hash_on_disk(&workspace, installed).as_deref())
-            }
-        };
-        if let Some(why) = refusal {
-            return Ok(print_outcome(&Outcome::from_failure(Failure::new(BlockedReason::NotApproved, why))));
-        }
-        let (installed, package) = match operator::installed_package(&workspace, &args.target) {
-            Ok(found) => found,
-            Err(e) => return Ok(refused(&e)),
-        };
-        let approved = installed.approval.map(|a| a.permissions).unwrap_or_default();
-        let grants = Permissions::parse_all(approved.iter().map(String::as_str))?;
-        let host = HostArgs {
-            dist: Some(package.dir.join("dist")).filter(|d| d.is_dir()),
-            vault: None,
-            context: None,
-            audit: None,
-            tools: Vec::new(),
-            workspace: Some(workspace.dir.clone()),
+        let ApprovedLaunch { package, grants, host } = match approved_launch(&workspace, &args.target)? {
+            Ok(launch) => launch,
+            Err(refusal) => return Ok(print_outcome(&refusal)),
         };
         let intents = package.manifest.intents.iter().map(|i| i.name.clone()).collect();
         let module_path = package.dir.join(&package.manifest.module);
