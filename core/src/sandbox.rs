@@ -523,8 +523,3 @@ pub fn run_command(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig)
 }
 
 impl wasmi::errors::HostError for Failure {}
-
-/// Renders a failure's reason for logs.
-pub fn describe(failure: &Failure) -> alloc::string::String {
-    failure.to_string()
-}
