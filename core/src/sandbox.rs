@@ -15,7 +15,6 @@ use crate::state::{FuelAccount, HostState, LimitHit, Limits};
 use crate::wasi::{self, WasiConfig, WasiState};
 use alloc::boxed::Box;
 use alloc::format;
-use alloc::string::ToString;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use serde_json::Value;
