@@ -5,7 +5,7 @@ CARGO ?= cargo
 EMBEDDED_TARGET := thumbv7em-none-eabihf
 TDM := target/release/tdm
 
-.PHONY: all build demo test fmt-check clippy unit embedded-core setup bench clean examples
+.PHONY: all build demo test fmt-check clippy unit embedded-core setup bench bench-report clean examples
 
 # Example plugins and guest SDKs (one fragment per language) add their targets to EXAMPLES.
 .DEFAULT_GOAL := all
@@ -47,8 +47,14 @@ embedded-core: setup
 
 test: fmt-check clippy unit embedded-core
 
+# Criterion benches (Contour vs bare wasmi, target/criterion/), then resident memory per sandbox
+# (target/density.json). bench-report turns both into benches/REPORT.md and benches/echo_latency.svg.
 bench:
 	$(CARGO) bench -p contour-benches
+	$(CARGO) run --release -q -p contour-benches --bin density
+
+bench-report:
+	$(CARGO) run --release -q -p contour-benches --bin report
 
 clean:
 	$(CARGO) clean

@@ -1,16 +1,30 @@
-//! Contour against bare wasmi: cold start (bytes to a ready instance), the echo round trip on a warm instance,
-//! and compute (fib) with fuel metering on.
+//! Contour against bare wasmi: cold start (bytes to a ready instance), the echo round trip on a warm instance (a
+//! constant-answer WAT plugin, and the Rust SDK's hello plugin when it is built), compute (fib, a tight loop) with
+//! fuel metering on, one host call of `log`, and intents per second over separate sandboxes on 1 and 2 threads.
 
-use contour_benches::{echo_wasm, fib_wasm, large_wasm, request_of_size, request_with_n};
-use contour_core::{Compilation, Plugin, Policy, Sandbox, VirtualEnvironment};
+use contour_benches::{
+    echo_wasm, fib_wasm, host_log_wasm, large_wasm, log_request, loop_wasm, request_of_size, request_with_n,
+    HOST_CALLS_PER_INTENT,
+};
+use contour_core::{
+    CallContext, Compilation, HostAnswer, HostCall, HostIntents, Permissions, Plugin, Policy, Sandbox,
+    VirtualEnvironment,
+};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use std::hint::black_box;
+use std::path::Path;
 use std::sync::Arc;
+use std::sync::Barrier;
 use std::time::Duration;
+use std::time::Instant;
 use wasmi::{CompilationMode, Config, Engine, Instance, Linker, Memory, Module, Store, TypedFunc};
 
 /// The fib argument of the compute benchmark.
 const FIB_N: u32 = 25;
+/// The iteration count of the tight-loop compute benchmark.
+const LOOP_N: u64 = 200_000;
+/// The Rust SDK hello plugin, built by `make rust-examples` (the echo_rust bench is skipped without it).
+const HELLO_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/hello.wasm");
 
 const MODES: [(&str, Compilation, CompilationMode); 3] = [
     ("lazy", Compilation::Lazy, CompilationMode::Lazy),
@@ -118,11 +132,126 @@ fn echo(c: &mut Criterion) {
 }
 
 fn compute(c: &mut Criterion) {
-    let wasm = fib_wasm();
-    let mut group = c.benchmark_group("compute/fib");
-    let request = request_with_n("fib", u64::from(FIB_N));
+    let workloads: [(&str, Vec<u8>, Vec<u8>); 2] = [
+        ("fib", fib_wasm(), request_with_n("fib", u64::from(FIB_N))),
+        ("loop", loop_wasm(), request_with_n("spin", LOOP_N)),
+    ];
+    for (name, wasm, request) in &workloads {
+        let mut group = c.benchmark_group(format!("compute/{name}"));
+        let mut sandbox = contour_sandbox(wasm, Compilation::default());
+        sandbox.launch().expect("the compute plugin launches");
+        group.bench_function("contour", |b| {
+            b.iter(|| {
+                let report = sandbox.execute_request(black_box(request));
+                debug_assert!(report.outcome.is_completed());
+                report
+            })
+        });
+        let (mut store, instance) = wasmi_instance(wasm, CompilationMode::Lazy, true);
+        if *name == "fib" {
+            let fib: TypedFunc<i32, i32> = instance.get_typed_func(&store, "fib").expect("the fixture exports fib");
+            group.bench_function("wasmi_fuel", |b| {
+                b.iter(|| {
+                    store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
+                    fib.call(&mut store, black_box(FIB_N as i32)).expect("fib runs")
+                })
+            });
+        } else {
+            let spin: TypedFunc<i64, i64> = instance.get_typed_func(&store, "spin").expect("the fixture exports spin");
+            group.bench_function("wasmi_fuel", |b| {
+                b.iter(|| {
+                    store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
+                    spin.call(&mut store, black_box(LOOP_N as i64)).expect("spin runs")
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+/// A host that answers every `log` with `{"logged": true}` (and refuses anything else).
+struct LogHost;
+
+impl HostIntents for LogHost {
+    fn call(&mut self, call: &HostCall, _context: &CallContext) -> HostAnswer {
+        match call {
+            HostCall::Log { message, .. } => {
+                black_box(message);
+                HostAnswer::ok(serde_json::json!({ "logged": true }))
+            }
+            _ => HostAnswer::failed(contour_core::BlockedReason::UnknownHostMethod, "only log"),
+        }
+    }
+}
+
+/// One `tdm_host_call` of `log`: each iteration is one intent making [`HOST_CALLS_PER_INTENT`] calls (through
+/// Contour), or the same Wasm loop calling a plain wasmi host function that takes `(ptr, len)` and reads the
+/// bytes as UTF-8 (fuel on for both). Throughput counts calls, so per-call time is the median / 100.
+fn host_call(c: &mut Criterion) {
+    let wasm = host_log_wasm();
+    let mut group = c.benchmark_group("host_call/log");
+    group.throughput(Throughput::Elements(u64::from(HOST_CALLS_PER_INTENT)));
+    let plugin = Plugin::load(&wasm, Policy::default()).expect("the host-call fixture loads");
+    let mut sandbox = Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(7)))
+        .with_host(Box::new(LogHost), Permissions::default());
+    sandbox.launch().expect("the host-call fixture launches");
+    let request = request_of_size("log_many", 0);
+    group.bench_function("contour", |b| {
+        b.iter(|| {
+            let report = sandbox.execute_request(black_box(&request));
+            debug_assert!(report.outcome.is_completed(), "{}", report.outcome.json);
+            report
+        })
+    });
+
+    let mut config = Config::default();
+    config.consume_fuel(true).compilation_mode(CompilationMode::Lazy);
+    let engine = Engine::new(&config);
+    let module = Module::new(&engine, &wasm).expect("the host-call fixture compiles");
+    let mut store = Store::new(&engine, ());
+    let mut linker = Linker::<()>::new(&engine);
+    linker
+        .func_wrap("tdm", "tdm_host_call", |caller: wasmi::Caller<'_, ()>, ptr: u32, len: u32| -> i32 {
+            let memory = caller.get_export("memory").and_then(wasmi::Extern::into_memory).expect("memory");
+            let bytes = &memory.data(&caller)[ptr as usize..(ptr + len) as usize];
+            match std::str::from_utf8(black_box(bytes)) {
+                Ok(text) => black_box(text).len() as i32,
+                Err(_) => -1,
+            }
+        })
+        .expect("the import links");
+    linker.func_wrap("tdm", "tdm_host_response", |_: u32, _: u32| -> i32 { -4 }).expect("the import links");
+    let instance = linker.instantiate_and_start(&mut store, &module).expect("the fixture instantiates");
+    let calls: TypedFunc<i32, i32> = instance.get_typed_func(&store, "log_calls").expect("it exports log_calls");
+    debug_assert_eq!(log_request().len() as i32, {
+        store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
+        calls.call(&mut store, 1).expect("log_calls runs") * log_request().len() as i32
+    });
+    group.bench_function("wasmi_host_fn", |b| {
+        b.iter(|| {
+            store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
+            calls.call(&mut store, black_box(HOST_CALLS_PER_INTENT as i32)).expect("log_calls runs")
+        })
+    });
+    group.finish();
+}
+
+/// The echo round trip through the Rust SDK's hello plugin (`greet`, guest-side JSON), with a 128-byte request,
+/// beside the constant-answer WAT echo through Contour and the raw floor of the hello module itself.
+fn echo_rust(c: &mut Criterion) {
+    let Ok(wasm) = std::fs::read(Path::new(HELLO_WASM)) else {
+        eprintln!("echo_rust: skipped, {HELLO_WASM} is not built (run `make rust-examples`)");
+        return;
+    };
+    let build = |pad: usize| contour_core::abi::request(1, "greet", &serde_json::json!({ "name": "x".repeat(pad) }));
+    let shortest = build(1).len();
+    let request = build(1 + 128usize.saturating_sub(shortest));
+    let mut group = c.benchmark_group("echo_rust/128");
+    group.throughput(Throughput::Bytes(request.len() as u64));
     let mut sandbox = contour_sandbox(&wasm, Compilation::default());
-    sandbox.launch().expect("the fib plugin launches");
+    sandbox.launch().expect("the hello plugin launches");
+    let first = sandbox.execute_request(&request);
+    assert!(first.outcome.is_completed(), "{}", first.outcome.json);
     group.bench_function("contour", |b| {
         b.iter(|| {
             let report = sandbox.execute_request(black_box(&request));
@@ -130,15 +259,58 @@ fn compute(c: &mut Criterion) {
             report
         })
     });
-    let (mut store, instance) = wasmi_instance(&wasm, CompilationMode::Lazy, true);
-    let fib: TypedFunc<i32, i32> = instance.get_typed_func(&store, "fib").expect("the fixture exports fib");
-    group.bench_function("wasmi_fuel", |b| {
-        b.iter(|| {
-            store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
-            fib.call(&mut store, black_box(FIB_N as i32)).expect("fib runs")
-        })
-    });
+    let has_imports = Module::new(&Engine::default(), &wasm).map(|m| m.imports().len() > 0).unwrap_or(true);
+    if has_imports {
+        eprintln!("echo_rust: raw_wasmi skipped, the hello module imports functions");
+    } else {
+        let mut raw = RawEcho::new(&wasm);
+        group.bench_function("raw_wasmi", |b| b.iter(|| raw.call(black_box(&request))));
+    }
     group.finish();
+}
+
+/// Intents per second over separate echo sandboxes, one per thread: each iteration is one 128-byte intent on
+/// every thread at once, so throughput (elements = threads) is intents per second.
+fn throughput(c: &mut Criterion) {
+    let wasm = echo_wasm();
+    let request = request_of_size("echo", 128);
+    for threads in [1usize, 2] {
+        let mut group = c.benchmark_group("throughput");
+        group.throughput(Throughput::Elements(threads as u64));
+        let mut sandboxes: Vec<Sandbox> = (0..threads)
+            .map(|_| {
+                let mut sandbox = contour_sandbox(&wasm, Compilation::default());
+                sandbox.launch().expect("the echo plugin launches");
+                sandbox
+            })
+            .collect();
+        group.bench_function(format!("{threads}_threads"), |b| {
+            b.iter_custom(|iters| {
+                let barrier = Barrier::new(threads + 1);
+                std::thread::scope(|scope| {
+                    let workers: Vec<_> = sandboxes
+                        .iter_mut()
+                        .map(|sandbox| {
+                            let (barrier, request) = (&barrier, &request);
+                            scope.spawn(move || {
+                                barrier.wait();
+                                for _ in 0..iters {
+                                    black_box(sandbox.execute_request(black_box(request)));
+                                }
+                            })
+                        })
+                        .collect();
+                    barrier.wait();
+                    let started = Instant::now();
+                    for worker in workers {
+                        worker.join().expect("a worker panicked");
+                    }
+                    started.elapsed()
+                })
+            })
+        });
+        group.finish();
+    }
 }
 
 fn config() -> Criterion {
@@ -151,6 +323,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = cold_start, echo, compute
+    targets = cold_start, echo, echo_rust, compute, host_call, throughput
 }
 criterion_main!(benches);

@@ -153,6 +153,56 @@ pub fn loop_wasm() -> Vec<u8> {
     assemble(&loop_wat())
 }
 
+/// How many `tdm_host_call`s of `log` the host-call plugin makes per intent (so one intent's own cost is spread
+/// thin over the calls).
+pub const HOST_CALLS_PER_INTENT: u32 = 100;
+
+/// Where the host-call plugin keeps its `log` request.
+const LOG_REQUEST_AT: usize = 1024;
+
+/// The `log` request the host-call plugin sends, as JSON-RPC bytes.
+pub fn log_request() -> Vec<u8> {
+    contour_core::abi::request(1, "log", &serde_json::json!({ "level": "info", "message": "hello from the plugin" }))
+}
+
+/// The host-call plugin's WAT: it imports `tdm.tdm_host_call` and `tdm.tdm_host_response`, and each intent calls
+/// `tdm_host_call` with [`log_request`] [`HOST_CALLS_PER_INTENT`] times (checking each answer is a positive
+/// length), then answers [`ECHO_OUTCOME`]. Exported `log_calls (i32) -> i32` does the same loop `n` times for
+/// the bare-wasmi baseline and answers how many calls succeeded.
+pub fn host_log_wat() -> String {
+    let request = log_request();
+    let escaped: String = request.iter().map(|b| format!("\\{b:02x}")).collect();
+    let len = request.len();
+    let body = format!(
+        r#"
+  (func $log_calls (export "log_calls") (param $n i32) (result i32)
+    (local $i i32) (local $ok i32)
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (if (i32.gt_s (call $host_call (i32.const {LOG_REQUEST_AT}) (i32.const {len})) (i32.const 0))
+          (then (local.set $ok (i32.add (local.get $ok) (i32.const 1)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (local.get $ok))
+  (data (i32.const {LOG_REQUEST_AT}) "{escaped}")
+  (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32)
+    (if (i32.ne (call $log_calls (i32.const {HOST_CALLS_PER_INTENT})) (i32.const {HOST_CALLS_PER_INTENT}))
+      (then unreachable))
+    (call $completed))
+"#
+    );
+    let imports = r#"
+  (import "tdm" "tdm_host_call" (func $host_call (param i32 i32) (result i32)))
+  (import "tdm" "tdm_host_response" (func $host_response (param i32 i32) (result i32)))"#;
+    format!("(module{imports}{PRELUDE}{body})\n")
+}
+
+/// The host-call plugin's bytes.
+pub fn host_log_wasm() -> Vec<u8> {
+    assemble(&host_log_wat())
+}
+
 /// A small deterministic generator for the constants of the large module.
 struct Constants(u64);
 
@@ -293,6 +343,23 @@ mod tests {
     fn the_loop_answers_its_checksum() {
         let expected = (0..1000u64).fold(0u64, |acc, i| acc.wrapping_mul(31).wrapping_add(i));
         assert_eq!(run(&loop_wasm(), &request_with_n("spin", 1000)), value_outcome(expected));
+    }
+
+    #[test]
+    fn the_host_call_plugin_logs_through_the_host() {
+        struct Logs;
+        impl contour_core::HostIntents for Logs {
+            fn call(&mut self, _: &contour_core::HostCall, _: &contour_core::CallContext) -> contour_core::HostAnswer {
+                contour_core::HostAnswer::ok(serde_json::json!({ "logged": true }))
+            }
+        }
+        assert!(log_request().len() < 3072, "the request fits below the heap");
+        let plugin = Arc::new(Plugin::load(&host_log_wasm(), Policy::default()).expect("the fixture loads"));
+        let mut sandbox = Sandbox::new(plugin, Box::new(VirtualEnvironment::new(1)))
+            .with_host(Box::new(Logs), contour_core::Permissions::default());
+        let report = sandbox.execute_request(&request_of_size("log_many", 0));
+        assert!(report.outcome.is_completed(), "{}", report.outcome.json);
+        assert_eq!(report.outcome.json, ECHO_OUTCOME);
     }
 
     #[test]
