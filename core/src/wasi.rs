@@ -405,7 +405,8 @@ fn write_filestat(guest: &mut Guest<'_>, ptr: u32, stat: &NodeStat) -> Result<()
 fn write_list(guest: &mut Guest<'_>, list: &[Vec<u8>], ptrs: u32, buf: u32) -> Result<(), Errno> {
     let mut offset = buf;
     for (i, item) in list.iter().enumerate() {
-        guest.set_u32(ptrs + 4 * i as u32, offset)?;
+        let slot = ptrs.checked_add(4 * i as u32).ok_or(Errno::Fault)?;
+        guest.set_u32(slot, offset)?;
         guest.set(offset, item)?;
         offset = offset.checked_add(item.len() as u32).ok_or(Errno::Fault)?;
     }
@@ -601,7 +602,7 @@ pub fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
             Fd::Preopen { path, .. } => {
                 let len = path.len() as u32;
                 g.set_u32(out, 0)?;
-                g.set_u32(out + 4, len)
+                g.set_u32(out.checked_add(4).ok_or(Errno::Fault)?, len)
             }
             _ => Err(Errno::Badf),
         })
