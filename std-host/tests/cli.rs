@@ -57,14 +57,16 @@ fn params_default_to_an_empty_object() {
     assert_eq!(outcome(&out)["output"], serde_json::json!({}));
 }
 
+/// A plugin whose intent loops forever.
+const SPIN: &str = r#"(module (memory (export "memory") 1)
+    (func (export "tdm_alloc") (param i32) (result i32) i32.const 1024)
+    (func (export "tdm_free") (param i32 i32))
+    (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) (loop (br 0)) i32.const 0))"#;
+
 #[test]
 fn a_failed_intent_prints_the_outcome_and_exits_1() {
     let dir = tempfile::tempdir().unwrap();
-    let wat = r#"(module (memory (export "memory") 1)
-        (func (export "tdm_alloc") (param i32) (result i32) i32.const 1024)
-        (func (export "tdm_free") (param i32 i32))
-        (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) (loop (br 0)) i32.const 0))"#;
-    let plugin = write_temp(&dir, "spin.wat", wat.as_bytes());
+    let plugin = write_temp(&dir, "spin.wat", SPIN.as_bytes());
     let out = tdm(&["run", &plugin, "spin", "--fuel", "100000"]);
     assert_eq!(out.status.code(), Some(1));
     let value = outcome(&out);
@@ -77,11 +79,7 @@ fn a_failed_intent_prints_the_outcome_and_exits_1() {
 #[test]
 fn the_wall_clock_deadline_stops_an_intent() {
     let dir = tempfile::tempdir().unwrap();
-    let wat = r#"(module (memory (export "memory") 1)
-        (func (export "tdm_alloc") (param i32) (result i32) i32.const 1024)
-        (func (export "tdm_free") (param i32 i32))
-        (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) (loop (br 0)) i32.const 0))"#;
-    let plugin = write_temp(&dir, "spin.wat", wat.as_bytes());
+    let plugin = write_temp(&dir, "spin.wat", SPIN.as_bytes());
     let out = tdm(&["run", &plugin, "spin", "--timeout", "0.2", "--fuel", "1000000000000"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(outcome(&out)["blockedReason"], "deadline_exceeded");
