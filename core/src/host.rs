@@ -7,13 +7,14 @@ use crate::outcome::Outcome;
 use crate::permission::{Permission, Permissions};
 use crate::reason::{BlockedReason, Failure};
 use crate::state::HostState;
+use crate::wasi::memory_of;
 use crate::wasi::Signature;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use serde_json::Value;
-use wasmi::{Caller, Extern, Linker, Memory, ValType};
+use wasmi::{Caller, Linker, ValType};
 
 /// The import module of the host intents.
 pub const MODULE: &str = "tdm";
@@ -340,13 +341,6 @@ pub fn url_host(url: &str) -> Result<String, String> {
     Ok(host.to_ascii_lowercase())
 }
 
-fn memory_of(caller: &Caller<'_, HostState>) -> Option<Memory> {
-    caller.data().memory.or_else(|| match caller.get_export("memory") {
-        Some(Extern::Memory(memory)) => Some(memory),
-        _ => None,
-    })
-}
-
 fn outcome_bytes(result: Result<Value, Failure>) -> Vec<u8> {
     match result {
         Ok(output) => {
@@ -359,15 +353,20 @@ fn outcome_bytes(result: Result<Value, Failure>) -> Vec<u8> {
     }
 }
 
-fn deadline_remaining(state: &mut HostState) -> Option<Result<u64, Failure>> {
-    let (started, timeout) = state.host.deadline?;
-    let now = state.env.deadline_clock_ns().unwrap_or(started);
-    let elapsed = now.saturating_sub(started);
-    Some(if elapsed > timeout {
-        Err(Failure::new(BlockedReason::DeadlineExceeded, format!("The limit is {} ms.", timeout / 1_000_000)))
-    } else {
-        Ok(timeout - elapsed)
-    })
+impl HostState {
+    /// Nanoseconds left before the current run's deadline, `deadline_exceeded` once it has
+    /// passed, or `None` when this host enforces no wall-clock deadline. The one deadline rule:
+    /// the sandbox checks it between fuel slices, host calls before and after each call.
+    pub(crate) fn deadline_remaining(&mut self) -> Option<Result<u64, Failure>> {
+        let (started, timeout) = self.host.deadline?;
+        let now = self.env.deadline_clock_ns().unwrap_or(started);
+        let elapsed = now.saturating_sub(started);
+        Some(if elapsed > timeout {
+            Err(Failure::new(BlockedReason::DeadlineExceeded, format!("The limit is {} ms.", timeout / 1_000_000)))
+        } else {
+            Ok(timeout - elapsed)
+        })
+    }
 }
 
 /// `tdm_host_call(ptr, len) -> i32`.
@@ -404,7 +403,7 @@ fn host_call(mut caller: Caller<'_, HostState>, ptr: u32, len: u32) -> Result<i3
             format!("The limits are {} calls and {} bytes per intent.", state.host.max_calls, state.host.max_bytes);
         return Err(wasmi::Error::host(Failure::new(BlockedReason::HostCallLimitExceeded, detail)));
     }
-    let remaining_ns = match deadline_remaining(state) {
+    let remaining_ns = match state.deadline_remaining() {
         Some(Err(failure)) => return Err(wasmi::Error::host(failure)),
         Some(Ok(remaining)) => Some(remaining),
         None => None,
@@ -442,7 +441,7 @@ fn host_call(mut caller: Caller<'_, HostState>, ptr: u32, len: u32) -> Result<i3
     record.bytes += response.len() as u64;
     state.host.bytes += response.len() as u64;
     state.host.intents.audit(&record);
-    if let Some(Err(failure)) = deadline_remaining(state) {
+    if let Some(Err(failure)) = state.deadline_remaining() {
         return Err(wasmi::Error::host(failure));
     }
     if state.host.bytes > state.host.max_bytes {

@@ -115,10 +115,9 @@ fn invalid_module(error: &wasmi::Error) -> Failure {
 
 /// Fuel and deadline accounting for one run (an intent, a launch, or a command). The budget
 /// and what was handed out live in the store (`HostState::fuel`), so host calls can charge a
-/// nested sandbox's fuel to the same budget.
+/// nested sandbox's fuel to the same budget; so does the deadline (`HostState::deadline_remaining`).
 struct Meter {
     slice: u64,
-    deadline: Option<(u64, u64)>,
 }
 
 impl Meter {
@@ -131,7 +130,7 @@ impl Meter {
         state.fuel = FuelAccount { budget: policy.fuel_per_intent, given: 0 };
         state.host.start_intent(deadline);
         let _ = store.set_fuel(0);
-        let meter = Self { slice: policy.fuel_slice, deadline };
+        let meter = Self { slice: policy.fuel_slice };
         meter.give(store, policy.fuel_slice);
         meter
     }
@@ -155,23 +154,17 @@ impl Meter {
         store.data().fuel.given.saturating_sub(store.get_fuel().unwrap_or(0))
     }
 
-    fn check_deadline(&self, store: &mut Store<HostState>) -> Result<(), Failure> {
-        if let Some((started, timeout_ns)) = self.deadline {
-            let now = store.data_mut().env.deadline_clock_ns().unwrap_or(started);
-            if now.saturating_sub(started) > timeout_ns {
-                return Err(Failure::new(
-                    BlockedReason::DeadlineExceeded,
-                    format!("The limit is {} ms.", timeout_ns / 1_000_000),
-                ));
-            }
+    fn check_deadline(store: &mut Store<HostState>) -> Result<(), Failure> {
+        match store.data_mut().deadline_remaining() {
+            Some(Err(failure)) => Err(failure),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Called when the store ran out of fuel: checks the deadline, then adds slices until the
     /// next basic block can run, or fails with `fuel_exhausted` when the budget is spent.
     fn refuel(&self, store: &mut Store<HostState>, required: u64) -> Result<(), Failure> {
-        self.check_deadline(store)?;
+        Self::check_deadline(store)?;
         loop {
             let available = store.get_fuel().unwrap_or(0);
             if available >= required {

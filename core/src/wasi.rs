@@ -328,7 +328,7 @@ impl Guest<'_> {
 
 /// The guest's exported memory: cached after instantiation, looked up while the start function
 /// runs.
-fn memory_of(caller: &Caller<'_, HostState>) -> Option<Memory> {
+pub(crate) fn memory_of(caller: &Caller<'_, HostState>) -> Option<Memory> {
     caller.data().memory.or_else(|| match caller.get_export("memory") {
         Some(Extern::Memory(memory)) => Some(memory),
         _ => None,
