@@ -381,7 +381,7 @@ fn host_call(mut caller: Caller<'_, HostState>, ptr: u32, len: u32) -> Result<i3
     let Some(end) = crate::abi::region_end(ptr, len, data.len()) else {
         return Ok(ERR_BAD_POINTER);
     };
-    let Ok(request) = serde_json::from_slice::<Value>(&data[ptr as usize..end]) else {
+    let Ok(mut request) = serde_json::from_slice::<Value>(&data[ptr as usize..end]) else {
         return Ok(ERR_NOT_JSON_RPC);
     };
     let (Some("2.0"), Some(name)) =
@@ -390,7 +390,8 @@ fn host_call(mut caller: Caller<'_, HostState>, ptr: u32, len: u32) -> Result<i3
         return Ok(ERR_NOT_JSON_RPC);
     };
     let name = name.to_string();
-    let params = request.get("params").cloned().unwrap_or(Value::Null);
+    // The request is ours: move its params out rather than deep-copying them (hot path).
+    let params = request.get_mut("params").map(Value::take).unwrap_or(Value::Null);
     let fuel_now = caller.get_fuel().unwrap_or(0);
     let account = caller.data().fuel;
     let fuel_used = account.given.saturating_sub(fuel_now);
