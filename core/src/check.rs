@@ -200,24 +200,50 @@ fn check_exports(module: &Module, profile: Profile) -> Vec<String> {
 }
 
 fn check_func_export(module: &Module, export: &RequiredExport, required: bool, problems: &mut Vec<String>) {
-    let expected = render_sig(export.params, export.results);
+    let expected = || render_sig(export.params, export.results);
     match module.get_export(export.name) {
         Some(ExternType::Func(func)) if func.params() == export.params && func.results() == export.results => {}
-        Some(other) => {
-            problems.push(format!("export `{}` must be func {expected}, found {}", export.name, render_extern(&other)))
-        }
-        None if required => problems.push(format!("missing export `{}` (func {expected})", export.name)),
+        Some(other) => problems.push(format!(
+            "export `{}` must be func {}, found {}",
+            export.name,
+            expected(),
+            render_extern(&other)
+        )),
+        None if required => problems.push(format!("missing export `{}` (func {})", export.name, expected())),
         None => {}
     }
 }
 
-fn render_types(types: &[ValType]) -> String {
-    let names: Vec<String> = types.iter().map(|t| format!("{t:?}").to_lowercase()).collect();
-    format!("({})", names.join(", "))
+/// The text-format name of a value type.
+fn type_name(ty: &ValType) -> &'static str {
+    match ty {
+        ValType::I32 => "i32",
+        ValType::I64 => "i64",
+        ValType::F32 => "f32",
+        ValType::F64 => "f64",
+        ValType::V128 => "v128",
+        ValType::FuncRef => "funcref",
+        ValType::ExternRef => "externref",
+    }
+}
+
+fn render_types(types: &[ValType], out: &mut String) {
+    out.push('(');
+    for (i, ty) in types.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(type_name(ty));
+    }
+    out.push(')');
 }
 
 fn render_sig(params: &[ValType], results: &[ValType]) -> String {
-    format!("{} -> {}", render_types(params), render_types(results))
+    let mut out = String::with_capacity(32);
+    render_types(params, &mut out);
+    out.push_str(" -> ");
+    render_types(results, &mut out);
+    out
 }
 
 fn render_func(func: &FuncType) -> String {
@@ -227,7 +253,11 @@ fn render_func(func: &FuncType) -> String {
 /// Renders an extern type for reports.
 pub fn render_extern(ty: &ExternType) -> String {
     match ty {
-        ExternType::Func(func) => format!("func {}", render_func(func)),
+        ExternType::Func(func) => {
+            let mut out = String::from("func ");
+            out.push_str(&render_func(func));
+            out
+        }
         ExternType::Memory(mem) => match mem.maximum() {
             Some(max) => format!("memory {}..{max} pages", mem.minimum()),
             None => format!("memory {}.. pages", mem.minimum()),

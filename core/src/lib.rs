@@ -59,6 +59,6 @@ pub use outcome::{IntentReport, Outcome, Status};
 pub use permission::{Permission, Permissions};
 pub use policy::{Compilation, Policy};
 pub use reason::{BlockedReason, Failure};
-pub use sandbox::{run_command, CommandExit, CommandReport, Plugin, Sandbox};
+pub use sandbox::{run_command, CommandExit, CommandReport, Plugin, Runtime, Sandbox};
 pub use state::HostState;
 pub use wasi::WasiConfig;

@@ -24,11 +24,55 @@ use wasmi::{
     TypedResumableCall, WasmParams, WasmResults,
 };
 
+/// An engine and the linker of every host import (WASI and the host intents), built once and
+/// shared by every plugin loaded on it: loading a plugin then costs only parsing, checking
+/// and compiling its module. The engine settings (compilation mode, call-depth limit) come from
+/// the policy it was built for; a plugin loaded on it must ask for the same.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<HostState>,
+    compilation: Compilation,
+    max_call_depth: usize,
+}
+
+impl Runtime {
+    /// A runtime with the engine settings of `policy`.
+    pub fn new(policy: &Policy) -> Result<Self, Failure> {
+        policy
+            .validate()
+            .map_err(|e| Failure::new(BlockedReason::InvalidModule, format!("The policy is unusable: {e}.")))?;
+        let engine = engine_for(policy);
+        let mut linker = Linker::new(&engine);
+        wasi::link(&mut linker).and_then(|()| host::link(&mut linker)).map_err(|e| {
+            Failure::new(BlockedReason::InvalidModule, format!("Linking the host imports failed: {e}."))
+        })?;
+        Ok(Self { engine, linker, compilation: policy.compilation, max_call_depth: policy.max_call_depth })
+    }
+
+    /// Whether a plugin under `policy` can run on this runtime's engine.
+    pub fn fits(&self, policy: &Policy) -> bool {
+        policy.compilation == self.compilation && policy.max_call_depth == self.max_call_depth
+    }
+
+    fn check_fits(&self, policy: &Policy) -> Result<(), Failure> {
+        if self.fits(policy) {
+            return Ok(());
+        }
+        Err(Failure::new(
+            BlockedReason::InvalidModule,
+            format!(
+                "The policy is unusable on this runtime: it asks for {:?} compilation and call depth {}, the \
+                 runtime was built for {:?} and {}.",
+                policy.compilation, policy.max_call_depth, self.compilation, self.max_call_depth
+            ),
+        ))
+    }
+}
+
 /// A module that passed every load-time check, ready to launch any number of times.
 pub struct Plugin {
-    engine: Engine,
+    runtime: Arc<Runtime>,
     module: Module,
-    linker: Linker<HostState>,
     policy: Policy,
     inspection: Inspection,
 }
@@ -55,34 +99,48 @@ fn engine_for(policy: &Policy) -> Engine {
 }
 
 impl Plugin {
-    /// Parses `bytes` as a plugin (marketplace profile) and runs every load-time check.
+    /// Parses `bytes` as a plugin (marketplace profile) and runs every load-time check, on a
+    /// runtime of its own.
     pub fn load(bytes: &[u8], policy: Policy) -> Result<Self, Failure> {
         Self::load_as(bytes, policy, Profile::Marketplace)
     }
 
-    /// Parses `bytes` for `profile` and runs every load-time check; the first failure found
-    /// (imports, then exports, then memory) is the error.
+    /// Parses `bytes` for `profile` on a runtime of its own and runs every load-time check;
+    /// the first failure found (imports, then exports, then memory) is the error.
     pub fn load_as(bytes: &[u8], policy: Policy, profile: Profile) -> Result<Self, Failure> {
-        let (engine, module, inspection) = Self::parse(bytes, &policy, profile)?;
+        let runtime = Arc::new(Runtime::new(&policy)?);
+        Self::load_on(&runtime, bytes, policy, profile)
+    }
+
+    /// Parses `bytes` for `profile` on a shared `runtime` (which must fit `policy`) and runs
+    /// every load-time check; the first failure found is the error.
+    pub fn load_on(runtime: &Arc<Runtime>, bytes: &[u8], policy: Policy, profile: Profile) -> Result<Self, Failure> {
+        runtime.check_fits(&policy)?;
+        let (module, inspection) = Self::parse(&runtime.engine, bytes, &policy, profile)?;
         if let Err(failure) = inspection.verdict() {
             return Err(failure.clone());
         }
-        let mut linker = Linker::new(&engine);
-        wasi::link(&mut linker).and_then(|()| host::link(&mut linker)).map_err(|e| {
-            Failure::new(BlockedReason::InvalidModule, format!("Linking the host imports failed: {e}."))
-        })?;
-        Ok(Self { engine, module, linker, policy, inspection })
+        Ok(Self { runtime: Arc::clone(runtime), module, policy, inspection })
     }
 
     /// Parses and checks `bytes` without deciding: the full report, including every failure.
     /// Function bodies are fully validated here whatever the compilation mode.
     pub fn inspect(bytes: &[u8], policy: &Policy, profile: Profile) -> Result<Inspection, Failure> {
-        let (engine, _, inspection) = Self::parse(bytes, policy, profile)?;
+        policy
+            .validate()
+            .map_err(|e| Failure::new(BlockedReason::InvalidModule, format!("The policy is unusable: {e}.")))?;
+        let engine = engine_for(policy);
+        let (_, inspection) = Self::parse(&engine, bytes, policy, profile)?;
         Module::validate(&engine, bytes).map_err(|e| invalid_module(&e))?;
         Ok(inspection)
     }
 
-    fn parse(bytes: &[u8], policy: &Policy, profile: Profile) -> Result<(Engine, Module, Inspection), Failure> {
+    fn parse(
+        engine: &Engine,
+        bytes: &[u8],
+        policy: &Policy,
+        profile: Profile,
+    ) -> Result<(Module, Inspection), Failure> {
         policy
             .validate()
             .map_err(|e| Failure::new(BlockedReason::InvalidModule, format!("The policy is unusable: {e}.")))?;
@@ -92,10 +150,9 @@ impl Plugin {
                 format!("It has {} bytes; the limit is {}.", bytes.len(), policy.max_module_bytes),
             ));
         }
-        let engine = engine_for(policy);
-        let module = Module::new(&engine, bytes).map_err(|e| invalid_module(&e))?;
+        let module = Module::new(engine, bytes).map_err(|e| invalid_module(&e))?;
         let inspection = Inspection::of(&module, policy, profile);
-        Ok((engine, module, inspection))
+        Ok((module, inspection))
     }
 
     /// The load-time report.
@@ -106,6 +163,11 @@ impl Plugin {
     /// The policy this plugin runs under.
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+
+    /// The runtime this plugin was loaded on.
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
     }
 }
 
@@ -276,7 +338,7 @@ fn new_store(plugin: &Plugin, env: Box<dyn Environment>, host: HostCalls, wasi: 
         fuel: FuelAccount::default(),
         host,
     };
-    let mut store = Store::new(&plugin.engine, state);
+    let mut store = Store::new(&plugin.runtime.engine, state);
     store.limiter(|state| &mut state.limits);
     store
 }
@@ -286,7 +348,7 @@ fn new_store(plugin: &Plugin, env: Box<dyn Environment>, host: HostCalls, wasi: 
 fn instantiate(plugin: &Plugin, store: &mut Store<HostState>, meter: &Meter) -> Result<wasmi::Instance, Failure> {
     meter.give_all(store);
     let instance =
-        plugin.linker.instantiate_and_start(&mut *store, &plugin.module).map_err(|e| failure_of(&e, store))?;
+        plugin.runtime.linker.instantiate_and_start(&mut *store, &plugin.module).map_err(|e| failure_of(&e, store))?;
     store.data_mut().memory = instance.get_memory(&*store, "memory");
     if let Ok(init) = instance.get_typed_func::<(), ()>(&*store, "_initialize") {
         meter.call(store, &init, ())?;
