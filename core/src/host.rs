@@ -9,10 +9,13 @@ use crate::reason::{BlockedReason, Failure};
 use crate::state::HostState;
 use crate::wasi::memory_of;
 use crate::wasi::Signature;
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use wasmi::{Caller, Linker, ValType};
 
@@ -204,7 +207,7 @@ impl HostAnswer {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditRecord {
     /// The method asked for (or the name given, when unknown).
-    pub method: String,
+    pub method: Cow<'static, str>,
     /// The permission it needed, if any.
     pub permission: Option<String>,
     /// Whether it was granted.
@@ -283,7 +286,8 @@ fn str_field<'a>(params: &'a Value, field: &str) -> Result<&'a str, String> {
     params.get(field).and_then(Value::as_str).ok_or_else(|| format!("`params.{field}` must be a string"))
 }
 
-/// Parses the params of `method` into a typed call.
+/// Parses the params of `method` into a typed call. This is the rule; [`parse_call_fast`] only
+/// takes its common cases faster.
 fn parse_call(method: Method, params: &Value) -> Result<HostCall, String> {
     Ok(match method {
         Method::DistRead => HostCall::DistRead { path: str_field(params, "path")?.to_string() },
@@ -320,6 +324,134 @@ fn parse_call(method: Method, params: &Value) -> Result<HostCall, String> {
     })
 }
 
+/// `log` params, borrowed from the request where no escapes need decoding.
+#[derive(Deserialize)]
+struct LogParams<'a> {
+    #[serde(borrow, default)]
+    level: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: Cow<'a, str>,
+}
+
+/// `dist.read` params.
+#[derive(Deserialize)]
+struct PathParams<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+}
+
+/// `vault.read` params.
+#[derive(Deserialize)]
+struct NameParams<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+}
+
+/// `context.read` params.
+#[derive(Deserialize)]
+struct KeyParams<'a> {
+    #[serde(borrow)]
+    key: Cow<'a, str>,
+}
+
+/// Whether `text` is a JSON object. serde reads a struct from an array too (by position), which
+/// the rule refuses; the fast paths take objects only.
+fn is_object(text: &[u8]) -> bool {
+    text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+/// Parses the common shapes of params straight into a call, without building a JSON tree:
+/// `None` when the params take another shape (or the method is one whose params are rich), and
+/// then [`parse_call`] decides, so both paths accept and refuse exactly the same requests.
+fn parse_call_fast(method: Method, params: &RawValue) -> Option<HostCall> {
+    let text = params.get();
+    if !is_object(text.as_bytes()) {
+        return None;
+    }
+    Some(match method {
+        Method::Log => {
+            let LogParams { level, message } = serde_json::from_str(text).ok()?;
+            let level = level.map_or_else(|| String::from("info"), Cow::into_owned);
+            HostCall::Log { level, message: message.into_owned() }
+        }
+        Method::DistRead => {
+            let PathParams { path } = serde_json::from_str(text).ok()?;
+            HostCall::DistRead { path: path.into_owned() }
+        }
+        Method::VaultRead => {
+            let NameParams { name } = serde_json::from_str(text).ok()?;
+            HostCall::VaultRead { name: name.into_owned() }
+        }
+        Method::ContextRead => {
+            let KeyParams { key } = serde_json::from_str(text).ok()?;
+            HostCall::ContextRead { key: key.into_owned() }
+        }
+        Method::NetFetch | Method::ToolInvoke => return None,
+    })
+}
+
+/// The JSON-RPC 2.0 envelope of a host call, its params left as unparsed text.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Cow<'a, str>,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+/// A host-call request: its method name and params.
+struct Request<'a> {
+    method: Cow<'a, str>,
+    params: Params<'a>,
+}
+
+/// A request's params: unparsed text (the fast path), a parsed tree, or absent.
+enum Params<'a> {
+    Raw(&'a RawValue),
+    Tree(Value),
+}
+
+impl<'a> Request<'a> {
+    /// Reads a JSON-RPC 2.0 request with a string `method`, or `None`. The envelope is read
+    /// typed and borrowed; anything it cannot read (a duplicate key, say) is read again as a
+    /// JSON tree, whose reading is the rule.
+    fn parse(bytes: &'a [u8]) -> Option<Self> {
+        if let Some(Ok(envelope)) = is_object(bytes).then(|| serde_json::from_slice::<Envelope<'a>>(bytes)) {
+            if envelope.jsonrpc != "2.0" {
+                return None;
+            }
+            let params = envelope.params.map_or(Params::Tree(Value::Null), Params::Raw);
+            return Some(Self { method: envelope.method, params });
+        }
+        let mut request = serde_json::from_slice::<Value>(bytes).ok()?;
+        let (Some("2.0"), Some(name)) =
+            (request.get("jsonrpc").and_then(Value::as_str), request.get("method").and_then(Value::as_str))
+        else {
+            return None;
+        };
+        let method = Cow::Owned(name.to_string());
+        // The request is ours: move its params out rather than deep-copying them.
+        let params = request.get_mut("params").map(Value::take).unwrap_or(Value::Null);
+        Some(Self { method, params: Params::Tree(params) })
+    }
+
+    /// The typed call, or why the params do not fit the method.
+    fn call(&self, method: Method) -> Result<HostCall, String> {
+        match &self.params {
+            Params::Raw(raw) => match parse_call_fast(method, raw) {
+                Some(call) => Ok(call),
+                None => {
+                    let tree: Value = serde_json::from_str(raw.get()).map_err(|e| format!("params: {e}"))?;
+                    parse_call(method, &tree)
+                }
+            },
+            Params::Tree(tree) => parse_call(method, tree),
+        }
+    }
+}
+
 /// The lower-cased host of an `http://` or `https://` URL. Userinfo (`user@host`) is refused,
 /// so a URL cannot show one host to the check and another to the client.
 pub fn url_host(url: &str) -> Result<String, String> {
@@ -341,14 +473,18 @@ pub fn url_host(url: &str) -> Result<String, String> {
     Ok(host.to_ascii_lowercase())
 }
 
+/// A completed host-call answer as it is written for the plugin.
+#[derive(Serialize)]
+struct Completed<'a> {
+    status: &'static str,
+    output: &'a Value,
+}
+
+/// The bytes the plugin reads back with `tdm_host_response`: a completed outcome with the
+/// output, or the failure in its one shape.
 fn outcome_bytes(result: Result<Value, Failure>) -> Vec<u8> {
     match result {
-        Ok(output) => {
-            let mut object = serde_json::Map::new();
-            object.insert("status".into(), Value::from("completed"));
-            object.insert("output".into(), output);
-            serde_json::to_vec(&Value::Object(object)).unwrap_or_default()
-        }
+        Ok(output) => serde_json::to_vec(&Completed { status: "completed", output: &output }).unwrap_or_default(),
         Err(failure) => Outcome::from_failure(failure).json.into_bytes(),
     }
 }
@@ -377,26 +513,18 @@ fn host_call(mut caller: Caller<'_, HostState>, ptr: u32, len: u32) -> Result<i3
     if len > caller.data().host.max_request_bytes {
         return Ok(ERR_TOO_LARGE);
     }
-    let data = memory.data(&caller);
+    let fuel_now = caller.get_fuel().unwrap_or(0);
+    // The request is read in place (guest memory and host state are borrowed side by side).
+    let (data, state) = memory.data_and_store_mut(&mut caller);
     let Some(end) = crate::abi::region_end(ptr, len, data.len()) else {
         return Ok(ERR_BAD_POINTER);
     };
-    let Ok(mut request) = serde_json::from_slice::<Value>(&data[ptr as usize..end]) else {
+    let Some(request) = Request::parse(&data[ptr as usize..end]) else {
         return Ok(ERR_NOT_JSON_RPC);
     };
-    let (Some("2.0"), Some(name)) =
-        (request.get("jsonrpc").and_then(Value::as_str), request.get("method").and_then(Value::as_str))
-    else {
-        return Ok(ERR_NOT_JSON_RPC);
-    };
-    let name = name.to_string();
-    // The request is ours: move its params out rather than deep-copying them (hot path).
-    let params = request.get_mut("params").map(Value::take).unwrap_or(Value::Null);
-    let fuel_now = caller.get_fuel().unwrap_or(0);
-    let account = caller.data().fuel;
+    let account = state.fuel;
     let fuel_used = account.given.saturating_sub(fuel_now);
     let fuel_remaining = account.budget.saturating_sub(account.given).saturating_add(fuel_now);
-    let state = caller.data_mut();
     state.host.calls += 1;
     state.host.bytes += u64::from(len);
     if state.host.calls > state.host.max_calls || state.host.bytes > state.host.max_bytes {
@@ -409,29 +537,33 @@ fn host_call(mut caller: Caller<'_, HostState>, ptr: u32, len: u32) -> Result<i3
         Some(Ok(remaining)) => Some(remaining),
         None => None,
     };
+    let method = Method::from_name(&request.method);
     let mut record = AuditRecord {
-        method: name.clone(),
+        method: method.map_or_else(|| Cow::Owned(request.method.to_string()), |m| Cow::Borrowed(m.as_str())),
         permission: None,
         granted: false,
         bytes: u64::from(len),
         fuel_used,
         reason: None,
     };
-    let call = match Method::from_name(&name) {
+    let name = &request.method;
+    let call = match method {
         None => Err(Failure::new(BlockedReason::UnknownHostMethod, format!("`{name}` is not a host method."))),
-        Some(method) => parse_call(method, &params)
+        Some(method) => request
+            .call(method)
             .map_err(|why| Failure::new(BlockedReason::InvalidHostRequest, format!("`{name}`: {why}."))),
     };
     let answer = match call {
         Err(failure) => HostAnswer { result: Err(failure), fuel_used: 0 },
         Ok(call) => {
-            record.permission = call.permission().map(|p| p.to_string());
+            let permission = call.permission();
+            record.permission = permission.as_ref().map(ToString::to_string);
             if call.allowed_by(&state.host.grants) {
                 record.granted = true;
                 let context = CallContext { remaining_ns, fuel_remaining };
                 state.host.intents.call(&call, &context)
             } else {
-                let missing = call.permission().map_or_else(String::new, |p| p.to_string());
+                let missing = permission.map_or_else(String::new, |p| p.to_string());
                 HostAnswer::failed(BlockedReason::PermissionDenied, format!("`{name}` needs `{missing}`."))
             }
         }
@@ -500,6 +632,75 @@ pub fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rule: the request read as a JSON tree, then [`parse_call`].
+    fn by_the_rule(bytes: &[u8]) -> Option<(String, Option<Result<HostCall, String>>)> {
+        let request: Value = serde_json::from_slice(bytes).ok()?;
+        let (Some("2.0"), Some(name)) =
+            (request.get("jsonrpc").and_then(Value::as_str), request.get("method").and_then(Value::as_str))
+        else {
+            return None;
+        };
+        let params = request.get("params").cloned().unwrap_or(Value::Null);
+        Some((name.to_string(), Method::from_name(name).map(|m| parse_call(m, &params))))
+    }
+
+    #[test]
+    fn the_fast_reading_of_a_request_agrees_with_the_rule() {
+        let params = [
+            r#"{"level":"warn","message":"hi"}"#,
+            r#"{"message":"hi"}"#,
+            r#"{"message":"esc\u00e9\n\"q\""}"#,
+            r#"{"level":7,"message":"hi"}"#,
+            r#"{"level":null,"message":"hi"}"#,
+            r#"{"message":"a","message":"b"}"#,
+            r#"{"message":1}"#,
+            r#"["warn","hi"]"#,
+            r#"["a.txt"]"#,
+            r#"{"path":"a.txt"}"#,
+            r#"{"path":"a.txt","extra":[1,{"x":2}]}"#,
+            r#"{"name":"token"}"#,
+            r#"{"key":"user"}"#,
+            r#"{"key":"a","key":"b"}"#,
+            r#"{"url":"https://example.com/","headers":{"a":"b"}}"#,
+            r#"{"tool":"t","intent":"i","params":{"n":1}}"#,
+            r#"null"#,
+            r#""text""#,
+            r#"{}"#,
+        ];
+        let methods = ["log", "dist.read", "vault.read", "context.read", "net.fetch", "tool.invoke", "nope"];
+        let mut requests: Vec<String> = Vec::new();
+        for method in methods {
+            for p in params {
+                requests.push(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{p}}}"#));
+                requests.push(format!(r#" {{ "params" : {p} , "method" : "{method}" , "jsonrpc" : "2.0" }}"#));
+            }
+            requests.push(format!(r#"{{"jsonrpc":"2.0","method":"{method}"}}"#));
+            requests.push(format!(r#"{{"jsonrpc":"1.0","method":"{method}","params":{{}}}}"#));
+            requests.push(format!(r#"["2.0","{method}",{{"message":"x"}}]"#));
+            requests.push(format!(r#"{{"jsonrpc":"2.0","method":"x","method":"{method}","params":{{"path":"p"}}}}"#));
+        }
+        requests.push(String::from(r#"{"jsonrpc":"2.0","method":7}"#));
+        requests.push(String::from(r#"{"jsonrpc":"2.0","method":"log","params":{"message":"x"}"#));
+        for request in &requests {
+            let rule = by_the_rule(request.as_bytes());
+            let fast = Request::parse(request.as_bytes())
+                .map(|r| (r.method.to_string(), Method::from_name(&r.method).map(|m| r.call(m))));
+            match (&rule, &fast) {
+                (None, None) => {}
+                (Some((rule_name, rule_call)), Some((fast_name, fast_call))) => {
+                    assert_eq!(rule_name, fast_name, "{request}");
+                    match (rule_call, fast_call) {
+                        (None, None) => {}
+                        (Some(Ok(a)), Some(Ok(b))) => assert_eq!(a, b, "{request}"),
+                        (Some(Err(_)), Some(Err(_))) => {}
+                        other => panic!("{request}: the rule gives {:?}, the fast path {:?}", other.0, other.1),
+                    }
+                }
+                _ => panic!("{request}: the rule reads it: {}, the fast path: {}", rule.is_some(), fast.is_some()),
+            }
+        }
+    }
 
     #[test]
     fn url_hosts_are_parsed_strictly() {
