@@ -2,9 +2,13 @@
 //! validation of a plugin's response against that shape, and the figures measured on the way.
 
 use crate::reason::{BlockedReason, Failure};
+use alloc::borrow::Cow;
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::Value;
+use core::fmt;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 
 /// Whether an intent completed or failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,10 +68,17 @@ impl Outcome {
                 alloc::format!("The response is not UTF-8 (bad byte at offset {}).", e.utf8_error().valid_up_to()),
             )
         })?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| {
-            Failure::new(BlockedReason::InvalidResponse, alloc::format!("The response is not JSON: {e}."))
+        let shape: Shape<'_> = serde_json::from_str(&text).map_err(|e| {
+            if e.is_data() {
+                // Valid JSON of the wrong shape (no object, a duplicate key): the reader's own
+                // words, without serde's position suffix.
+                let said = alloc::string::ToString::to_string(&e);
+                shape_error(said.rsplit_once(" at line ").map_or(said.as_str(), |(what, _)| what))
+            } else {
+                Failure::new(BlockedReason::InvalidResponse, alloc::format!("The response is not JSON: {e}."))
+            }
         })?;
-        let (status, blocked) = check_shape(&value)?;
+        let (status, blocked) = shape.check()?;
         Ok(Self { status, blocked, json: text })
     }
 
@@ -94,34 +105,193 @@ impl Outcome {
     }
 }
 
+/// What a JSON value is, as far as the outcome shape cares (strings kept, borrowed when they
+/// hold no escapes; everything else only checked to be valid JSON and skipped).
+enum Kind<'a> {
+    Str(Cow<'a, str>),
+    Bool,
+    /// An object, with what its `retryable` member is (if it has one).
+    Object(Option<Box<Kind<'a>>>),
+    Other,
+}
+
+impl Kind<'_> {
+    fn is_str(&self) -> bool {
+        matches!(self, Kind::Str(_))
+    }
+}
+
+impl<'de> Deserialize<'de> for Kind<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(KindVisitor)
+    }
+}
+
+struct KindVisitor;
+
+impl<'de> Visitor<'de> for KindVisitor {
+    type Value = Kind<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Kind::Str(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Kind::Str(Cow::Owned(v.into())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Kind::Str(Cow::Owned(v)))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Kind::Bool)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Kind::Other)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Kind::Other)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Kind::Other)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Kind::Other)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Kind::Other)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut retryable = None;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if key == "retryable" {
+                if retryable.is_some() {
+                    return Err(de::Error::custom("duplicate key `retryable`"));
+                }
+                retryable = Some(Box::new(map.next_value::<Kind<'de>>()?));
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(Kind::Object(retryable))
+    }
+}
+
+/// The top level of a response, read in one pass: the members the outcome shape names, each
+/// at most once (a duplicate would let two readers see two outcomes); the rest skipped.
+struct Shape<'a> {
+    status: Option<Kind<'a>>,
+    output: Option<Kind<'a>>,
+    message: Option<Kind<'a>>,
+    blocked_reason: Option<Kind<'a>>,
+    recovery_hint: Option<Kind<'a>>,
+}
+
+impl<'de> Deserialize<'de> for Shape<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ShapeVisitor)
+    }
+}
+
+struct ShapeVisitor;
+
+impl<'de> Visitor<'de> for ShapeVisitor {
+    type Value = Shape<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an outcome object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut shape = Shape { status: None, output: None, message: None, blocked_reason: None, recovery_hint: None };
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let slot = match key.as_ref() {
+                "status" => &mut shape.status,
+                "output" => &mut shape.output,
+                "message" => &mut shape.message,
+                "blockedReason" => &mut shape.blocked_reason,
+                "recoveryHint" => &mut shape.recovery_hint,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                return Err(de::Error::custom(alloc::format!("duplicate key `{key}`")));
+            }
+            *slot = Some(map.next_value()?);
+        }
+        Ok(shape)
+    }
+    // Any other JSON value is read whole (so bad JSON is still reported as such) and then
+    // refused as not an object.
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Err(de::Error::custom(NOT_AN_OBJECT))
+    }
+    fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+}
+
+/// What a response that is valid JSON but no object is told.
+const NOT_AN_OBJECT: &str = "it is not a JSON object";
+
 fn shape_error(what: &str) -> Failure {
     Failure::new(BlockedReason::InvalidResponse, alloc::format!("The response is not an outcome: {what}."))
 }
 
-/// Validates the outcome shape of DESIGN section 3.
-fn check_shape(value: &Value) -> Result<(Status, Option<Blocked>), Failure> {
-    let object = value.as_object().ok_or_else(|| shape_error("it is not a JSON object"))?;
-    match object.get("status").and_then(Value::as_str) {
-        Some("completed") => {
-            if !object.contains_key("output") {
-                return Err(shape_error("a completed outcome needs `output`"));
-            }
-            Ok((Status::Completed, None))
-        }
-        Some("failed") => {
-            for field in ["message", "blockedReason", "recoveryHint"] {
-                if !object.get(field).is_some_and(Value::is_string) {
-                    return Err(shape_error(&alloc::format!("a failed outcome needs a string `{field}`")));
+impl Shape<'_> {
+    /// Validates the outcome shape of DESIGN section 3.
+    fn check(self) -> Result<(Status, Option<Blocked>), Failure> {
+        match &self.status {
+            Some(Kind::Str(status)) if status == "completed" => {
+                if self.output.is_none() {
+                    return Err(shape_error("a completed outcome needs `output`"));
                 }
+                Ok((Status::Completed, None))
             }
-            let retryable = object.get("output").and_then(|o| o.get("retryable"));
-            if !retryable.is_some_and(Value::is_boolean) {
-                return Err(shape_error("a failed outcome needs a boolean `output.retryable`"));
+            Some(Kind::Str(status)) if status == "failed" => {
+                let fields = [
+                    ("message", &self.message),
+                    ("blockedReason", &self.blocked_reason),
+                    ("recoveryHint", &self.recovery_hint),
+                ];
+                for (field, kind) in fields {
+                    if !kind.as_ref().is_some_and(Kind::is_str) {
+                        return Err(shape_error(&alloc::format!("a failed outcome needs a string `{field}`")));
+                    }
+                }
+                if !matches!(&self.output, Some(Kind::Object(Some(retryable))) if matches!(**retryable, Kind::Bool)) {
+                    return Err(shape_error("a failed outcome needs a boolean `output.retryable`"));
+                }
+                let reason = match self.blocked_reason {
+                    Some(Kind::Str(reason)) => reason.into_owned(),
+                    _ => String::new(),
+                };
+                Ok((Status::Failed, Some(Blocked::Plugin(reason))))
             }
-            let reason = object.get("blockedReason").and_then(Value::as_str).unwrap_or_default();
-            Ok((Status::Failed, Some(Blocked::Plugin(reason.into()))))
+            _ => Err(shape_error("`status` must be \"completed\" or \"failed\"")),
         }
-        _ => Err(shape_error("`status` must be \"completed\" or \"failed\"")),
     }
 }
 
@@ -141,4 +311,107 @@ pub struct IntentReport {
     pub stderr: Vec<u8>,
     /// Bytes of stdout/stderr dropped because the capture was full.
     pub output_dropped: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+    use serde_json::Value;
+
+    /// The outcome shape read from a JSON tree: what the one-pass reader must agree with.
+    fn by_the_tree(text: &str) -> Result<(Status, Option<String>), ()> {
+        let value: Value = serde_json::from_str(text).map_err(|_| ())?;
+        let object = value.as_object().ok_or(())?;
+        match object.get("status").and_then(Value::as_str) {
+            Some("completed") if object.contains_key("output") => Ok((Status::Completed, None)),
+            Some("failed") => {
+                let strings = ["message", "blockedReason", "recoveryHint"];
+                if !strings.iter().all(|f| object.get(*f).is_some_and(Value::is_string)) {
+                    return Err(());
+                }
+                if !object.get("output").and_then(|o| o.get("retryable")).is_some_and(Value::is_boolean) {
+                    return Err(());
+                }
+                Ok((Status::Failed, object.get("blockedReason").and_then(Value::as_str).map(String::from)))
+            }
+            _ => Err(()),
+        }
+    }
+
+    fn read(text: &str) -> Result<(Status, Option<String>), Failure> {
+        Outcome::from_response(text.as_bytes().to_vec()).map(|o| {
+            let reason = o.blocked_reason().map(String::from);
+            (o.status, reason)
+        })
+    }
+
+    #[test]
+    fn the_one_pass_reader_agrees_with_the_tree_on_every_shape() {
+        let failed = r#""message":"m","blockedReason":"r","recoveryHint":"h""#;
+        let cases = [
+            String::from(r#"{"status":"completed","output":{}}"#),
+            String::from(r#"{"status":"completed","output":null}"#),
+            String::from(r#"{"status":"completed","output":[1,{"a":[true,null]}],"extra":"x"}"#),
+            String::from(r#"{"output":{"deep":{"er":[[[{"x":"\u00e9\n"}]]]}},"status":"completed"}"#),
+            String::from(r#"{"status":"completed"}"#),
+            String::from(r#"{"status":"done","output":{}}"#),
+            String::from(r#"{"status":7,"output":{}}"#),
+            String::from(r#"{"status":"c\u006fmpleted","output":1}"#),
+            format!(r#"{{"status":"failed",{failed},"output":{{"retryable":true}}}}"#),
+            format!(r#"{{"status":"failed",{failed},"output":{{"retryable":false,"more":[1]}}}}"#),
+            format!(r#"{{"status":"failed",{failed},"output":{{"retryable":"yes"}}}}"#),
+            format!(r#"{{"status":"failed",{failed},"output":{{}}}}"#),
+            format!(r#"{{"status":"failed",{failed},"output":[true]}}"#),
+            format!(r#"{{"status":"failed",{failed}}}"#),
+            String::from(
+                r#"{"status":"failed","message":1,"blockedReason":"r","recoveryHint":"h","output":{"retryable":true}}"#,
+            ),
+            String::from(r#"{"status":"failed","message":"m","recoveryHint":"h","output":{"retryable":true}}"#),
+            String::from(r#"[{"status":"completed","output":{}}]"#),
+            String::from(r#""completed""#),
+            String::from("null"),
+            String::from("12"),
+            String::from(r#"{"status":"completed","output":{}} x"#),
+            String::from(r#"{"status":"completed","output":{}"#),
+            String::from(r#"{"status":"completed","output":{"a":01}}"#),
+            String::from(r#"{"status":"completed","output":"\x"}"#),
+            String::from(""),
+        ];
+        for case in &cases {
+            let tree = by_the_tree(case);
+            let one_pass = read(case);
+            match (&tree, &one_pass) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{case}"),
+                (Err(()), Err(failure)) => assert_eq!(failure.reason, BlockedReason::InvalidResponse, "{case}"),
+                _ => panic!("{case}: the tree says {tree:?}, the one-pass reader {one_pass:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_duplicate_member_of_the_shape_is_refused() {
+        // Two readers may take the first or the last `status`; the host takes neither.
+        for case in [
+            r#"{"status":"failed","status":"completed","output":{}}"#,
+            r#"{"status":"completed","output":{},"output":{}}"#,
+            r#"{"status":"failed","message":"m","blockedReason":"a","blockedReason":"b","recoveryHint":"h","output":{"retryable":true}}"#,
+            r#"{"status":"failed","message":"m","blockedReason":"a","recoveryHint":"h","output":{"retryable":true,"retryable":false}}"#,
+        ] {
+            let failure = read(case).err().unwrap_or_else(|| panic!("{case} was accepted"));
+            assert!(failure.message().contains("duplicate key"), "{case}: {failure}");
+            assert!(!failure.message().contains(" at line "), "{failure}");
+        }
+        // Duplicates inside the output are the plugin's business: it is passed on verbatim.
+        assert!(read(r#"{"status":"completed","output":{"a":1,"a":2}}"#).is_ok());
+    }
+
+    #[test]
+    fn shape_errors_say_what_is_wrong() {
+        let message = |text: &str| read(text).err().map(|f| f.message()).unwrap_or_default();
+        assert!(message("[1]").contains("not an outcome: it is not a JSON object"), "{}", message("[1]"));
+        assert!(message(r#"{"status":"completed"}"#).contains("needs `output`"));
+        assert!(message(r#"{"status":"x","output":{}}"#).contains("`status` must be"));
+        assert!(message(r#"{"status":"completed""#).contains("not JSON"));
+    }
 }
