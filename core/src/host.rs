@@ -418,14 +418,16 @@ impl<'a> Request<'a> {
     /// typed and borrowed; anything it cannot read (a duplicate key, say) is read again as a
     /// JSON tree, whose reading is the rule.
     fn parse(bytes: &'a [u8]) -> Option<Self> {
-        if let Some(Ok(envelope)) = is_object(bytes).then(|| serde_json::from_slice::<Envelope<'a>>(bytes)) {
+        // JSON text is UTF-8: checked once here, so the readers below need not check each string.
+        let text = core::str::from_utf8(bytes).ok()?;
+        if let Some(Ok(envelope)) = is_object(bytes).then(|| serde_json::from_str::<Envelope<'a>>(text)) {
             if envelope.jsonrpc != "2.0" {
                 return None;
             }
             let params = envelope.params.map_or(Params::Tree(Value::Null), Params::Raw);
             return Some(Self { method: envelope.method, params });
         }
-        let mut request = serde_json::from_slice::<Value>(bytes).ok()?;
+        let mut request = serde_json::from_str::<Value>(text).ok()?;
         let (Some("2.0"), Some(name)) =
             (request.get("jsonrpc").and_then(Value::as_str), request.get("method").and_then(Value::as_str))
         else {
@@ -680,6 +682,8 @@ mod tests {
             requests.push(format!(r#"["2.0","{method}",{{"message":"x"}}]"#));
             requests.push(format!(r#"{{"jsonrpc":"2.0","method":"x","method":"{method}","params":{{"path":"p"}}}}"#));
         }
+        let not_utf8: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"log\",\"params\":{\"message\":\"\xff\"}}";
+        assert!(by_the_rule(not_utf8).is_none() && Request::parse(not_utf8).is_none());
         requests.push(String::from(r#"{"jsonrpc":"2.0","method":7}"#));
         requests.push(String::from(r#"{"jsonrpc":"2.0","method":"log","params":{"message":"x"}"#));
         for request in &requests {
