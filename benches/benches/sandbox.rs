@@ -2,22 +2,19 @@
 //! constant-answer WAT plugin, and the Rust SDK's hello plugin when it is built), compute (fib, a tight loop) with
 //! fuel metering on, one host call of `log`, and intents per second over separate sandboxes on 1 and 2 threads.
 
+use contour_benches::baseline::{wasmi_engine, wasmi_instance, wasmi_instance_on, HostFnWork, RawEcho, RawHostLog};
+use contour_benches::contour::{self, log_sandbox, warm_sandbox};
 use contour_benches::{
-    echo_wasm, fib_wasm, host_log_wasm, large_wasm, log_request, loop_wasm, request_of_size, request_with_n,
-    HOST_CALLS_PER_INTENT,
+    echo_wasm, fib_wasm, host_log_wasm, large_wasm, loop_wasm, request_of_size, request_with_n, HOST_CALLS_PER_INTENT,
 };
-use contour_core::{
-    CallContext, Compilation, HostAnswer, HostCall, HostIntents, Permissions, Plugin, Policy, Sandbox,
-    VirtualEnvironment,
-};
+use contour_core::{Compilation, Sandbox};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::Barrier;
 use std::time::Duration;
 use std::time::Instant;
-use wasmi::{CompilationMode, Config, Engine, Instance, Linker, Memory, Module, Store, TypedFunc};
+use wasmi::{CompilationMode, Engine, Module, TypedFunc};
 
 /// The fib argument of the compute benchmark.
 const FIB_N: u32 = 25;
@@ -32,25 +29,6 @@ const MODES: [(&str, Compilation, CompilationMode); 3] = [
     ("eager", Compilation::Eager, CompilationMode::Eager),
 ];
 
-fn contour_sandbox(wasm: &[u8], compilation: Compilation) -> Sandbox {
-    let plugin = Plugin::load(wasm, Policy { compilation, ..Policy::default() }).expect("the fixture loads");
-    Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(7)))
-}
-
-/// A bare wasmi instance of a fixture (none imports anything), with fuel metering on or off.
-fn wasmi_instance(wasm: &[u8], mode: CompilationMode, fuel: bool) -> (Store<()>, Instance) {
-    let mut config = Config::default();
-    config.consume_fuel(fuel).compilation_mode(mode);
-    let engine = Engine::new(&config);
-    let module = Module::new(&engine, wasm).expect("the fixture compiles");
-    let mut store = Store::new(&engine, ());
-    if fuel {
-        store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
-    }
-    let instance = Linker::new(&engine).instantiate_and_start(&mut store, &module).expect("the fixture instantiates");
-    (store, instance)
-}
-
 fn cold_start(c: &mut Criterion) {
     let fixtures = [("small", echo_wasm()), ("large", large_wasm())];
     for (size, wasm) in &fixtures {
@@ -61,52 +39,16 @@ fn cold_start(c: &mut Criterion) {
             group.sampling_mode(SamplingMode::Flat);
         }
         for (name, compilation, _) in MODES {
+            let runtime = contour::runtime(compilation);
             group.bench_function(format!("contour_{name}"), |b| {
-                b.iter(|| {
-                    let mut sandbox = contour_sandbox(black_box(wasm), compilation);
-                    sandbox.launch().expect("the fixture launches");
-                    sandbox
-                })
+                b.iter(|| contour::cold_start(&runtime, black_box(wasm), compilation))
             });
         }
         for (name, _, mode) in MODES {
-            group.bench_function(format!("wasmi_{name}"), |b| b.iter(|| wasmi_instance(black_box(wasm), mode, true)));
+            let engine = wasmi_engine(mode, true);
+            group.bench_function(format!("wasmi_{name}"), |b| b.iter(|| wasmi_instance_on(&engine, black_box(wasm))));
         }
         group.finish();
-    }
-}
-
-/// The raw floor of one intent: plain typed calls and memory copies, no JSON, no checks, fuel off.
-struct RawEcho {
-    store: Store<()>,
-    memory: Memory,
-    alloc: TypedFunc<i32, i32>,
-    free: TypedFunc<(i32, i32), ()>,
-    execute: TypedFunc<(i32, i32), i32>,
-}
-
-impl RawEcho {
-    fn new(wasm: &[u8]) -> Self {
-        let (store, instance) = wasmi_instance(wasm, CompilationMode::Lazy, false);
-        let memory = instance.get_memory(&store, "memory").expect("the fixture exports memory");
-        let alloc = instance.get_typed_func(&store, "tdm_alloc").expect("the fixture exports tdm_alloc");
-        let free = instance.get_typed_func(&store, "tdm_free").expect("the fixture exports tdm_free");
-        let execute =
-            instance.get_typed_func(&store, "tdm_plugin_execute_intent").expect("the fixture exports the intent");
-        Self { store, memory, alloc, free, execute }
-    }
-
-    fn call(&mut self, request: &[u8]) -> Vec<u8> {
-        let len = request.len() as i32;
-        let req = self.alloc.call(&mut self.store, len).expect("tdm_alloc runs");
-        self.memory.write(&mut self.store, req as usize, request).expect("the request fits");
-        let resp = self.execute.call(&mut self.store, (req, len)).expect("the intent runs") as usize;
-        let data = self.memory.data(&self.store);
-        let body_len = u32::from_le_bytes(data[resp..resp + 4].try_into().expect("four bytes")) as usize;
-        let body = data[resp + 4..resp + 4 + body_len].to_vec();
-        self.free.call(&mut self.store, (req, len)).expect("tdm_free runs");
-        self.free.call(&mut self.store, (resp as i32, body_len as i32 + 4)).expect("tdm_free runs");
-        body
     }
 }
 
@@ -116,8 +58,7 @@ fn echo(c: &mut Criterion) {
         let request = request_of_size("echo", len);
         let mut group = c.benchmark_group(format!("echo/{len}"));
         group.throughput(Throughput::Bytes(request.len() as u64));
-        let mut sandbox = contour_sandbox(&wasm, Compilation::default());
-        sandbox.launch().expect("the echo plugin launches");
+        let mut sandbox = warm_sandbox(&wasm);
         group.bench_function("contour", |b| {
             b.iter(|| {
                 let report = sandbox.execute_request(black_box(&request));
@@ -138,8 +79,7 @@ fn compute(c: &mut Criterion) {
     ];
     for (name, wasm, request) in &workloads {
         let mut group = c.benchmark_group(format!("compute/{name}"));
-        let mut sandbox = contour_sandbox(wasm, Compilation::default());
-        sandbox.launch().expect("the compute plugin launches");
+        let mut sandbox = warm_sandbox(wasm);
         group.bench_function("contour", |b| {
             b.iter(|| {
                 let report = sandbox.execute_request(black_box(request));
@@ -169,21 +109,6 @@ fn compute(c: &mut Criterion) {
     }
 }
 
-/// A host that answers every `log` with `{"logged": true}` (and refuses anything else).
-struct LogHost;
-
-impl HostIntents for LogHost {
-    fn call(&mut self, call: &HostCall, _context: &CallContext) -> HostAnswer {
-        match call {
-            HostCall::Log { message, .. } => {
-                black_box(message);
-                HostAnswer::ok(serde_json::json!({ "logged": true }))
-            }
-            _ => HostAnswer::failed(contour_core::BlockedReason::UnknownHostMethod, "only log"),
-        }
-    }
-}
-
 /// One `tdm_host_call` of `log`: each iteration is one intent making [`HOST_CALLS_PER_INTENT`] calls (through
 /// Contour), or the same Wasm loop calling a plain wasmi host function that takes `(ptr, len)` and reads the
 /// bytes as UTF-8 (fuel on for both). Throughput counts calls, so per-call time is the median / 100.
@@ -191,10 +116,7 @@ fn host_call(c: &mut Criterion) {
     let wasm = host_log_wasm();
     let mut group = c.benchmark_group("host_call/log");
     group.throughput(Throughput::Elements(u64::from(HOST_CALLS_PER_INTENT)));
-    let plugin = Plugin::load(&wasm, Policy::default()).expect("the host-call fixture loads");
-    let mut sandbox = Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(7)))
-        .with_host(Box::new(LogHost), Permissions::default());
-    sandbox.launch().expect("the host-call fixture launches");
+    let mut sandbox = log_sandbox(&wasm);
     let request = request_of_size("log_many", 0);
     group.bench_function("contour", |b| {
         b.iter(|| {
@@ -203,36 +125,12 @@ fn host_call(c: &mut Criterion) {
             report
         })
     });
-
-    let mut config = Config::default();
-    config.consume_fuel(true).compilation_mode(CompilationMode::Lazy);
-    let engine = Engine::new(&config);
-    let module = Module::new(&engine, &wasm).expect("the host-call fixture compiles");
-    let mut store = Store::new(&engine, ());
-    let mut linker = Linker::<()>::new(&engine);
-    linker
-        .func_wrap("tdm", "tdm_host_call", |caller: wasmi::Caller<'_, ()>, ptr: u32, len: u32| -> i32 {
-            let memory = caller.get_export("memory").and_then(wasmi::Extern::into_memory).expect("memory");
-            let bytes = &memory.data(&caller)[ptr as usize..(ptr + len) as usize];
-            match std::str::from_utf8(black_box(bytes)) {
-                Ok(text) => black_box(text).len() as i32,
-                Err(_) => -1,
-            }
-        })
-        .expect("the import links");
-    linker.func_wrap("tdm", "tdm_host_response", |_: u32, _: u32| -> i32 { -4 }).expect("the import links");
-    let instance = linker.instantiate_and_start(&mut store, &module).expect("the fixture instantiates");
-    let calls: TypedFunc<i32, i32> = instance.get_typed_func(&store, "log_calls").expect("it exports log_calls");
-    debug_assert_eq!(log_request().len() as i32, {
-        store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
-        calls.call(&mut store, 1).expect("log_calls runs") * log_request().len() as i32
-    });
-    group.bench_function("wasmi_host_fn", |b| {
-        b.iter(|| {
-            store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
-            calls.call(&mut store, black_box(HOST_CALLS_PER_INTENT as i32)).expect("log_calls runs")
-        })
-    });
+    let mut raw = RawHostLog::new(&wasm, HostFnWork::ReadBytes);
+    assert_eq!(raw.run(1), 1, "the baseline host fn reads the request");
+    group.bench_function("wasmi_host_fn", |b| b.iter(|| raw.run(black_box(HOST_CALLS_PER_INTENT))));
+    let mut json = RawHostLog::new(&wasm, HostFnWork::ParseJson);
+    assert_eq!(json.run(1), 1, "the JSON baseline host fn parses the request");
+    group.bench_function("wasmi_host_fn_json", |b| b.iter(|| json.run(black_box(HOST_CALLS_PER_INTENT))));
     group.finish();
 }
 
@@ -248,8 +146,7 @@ fn echo_rust(c: &mut Criterion) {
     let request = build(1 + 128usize.saturating_sub(shortest));
     let mut group = c.benchmark_group("echo_rust/128");
     group.throughput(Throughput::Bytes(request.len() as u64));
-    let mut sandbox = contour_sandbox(&wasm, Compilation::default());
-    sandbox.launch().expect("the hello plugin launches");
+    let mut sandbox = warm_sandbox(&wasm);
     let first = sandbox.execute_request(&request);
     assert!(first.outcome.is_completed(), "{}", first.outcome.json);
     group.bench_function("contour", |b| {
@@ -277,13 +174,7 @@ fn throughput(c: &mut Criterion) {
     for threads in [1usize, 2] {
         let mut group = c.benchmark_group("throughput");
         group.throughput(Throughput::Elements(threads as u64));
-        let mut sandboxes: Vec<Sandbox> = (0..threads)
-            .map(|_| {
-                let mut sandbox = contour_sandbox(&wasm, Compilation::default());
-                sandbox.launch().expect("the echo plugin launches");
-                sandbox
-            })
-            .collect();
+        let mut sandboxes: Vec<Sandbox> = (0..threads).map(|_| warm_sandbox(&wasm)).collect();
         group.bench_function(format!("{threads}_threads"), |b| {
             b.iter_custom(|iters| {
                 let barrier = Barrier::new(threads + 1);

@@ -6,6 +6,10 @@
 
 #![deny(missing_docs)]
 
+pub mod baseline;
+pub mod contour;
+pub mod peers;
+
 use std::fmt::Write as _;
 
 /// The outcome the echo plugin answers for every request.
