@@ -5,7 +5,7 @@ CARGO ?= cargo
 EMBEDDED_TARGET := thumbv7em-none-eabihf
 TDM := target/release/tdm
 
-.PHONY: all build demo test fmt-check clippy unit embedded-core setup bench bench-report clean examples
+.PHONY: all build demo test fmt-check clippy unit embedded-core setup bench bench-peers bench-profile bench-report valgrind clean examples
 
 # Example plugins and guest SDKs (one fragment per language) add their targets to EXAMPLES.
 .DEFAULT_GOAL := all
@@ -47,10 +47,30 @@ embedded-core: setup
 
 test: fmt-check clippy unit embedded-core
 
-# Criterion benches (Contour vs bare wasmi, target/criterion/), then resident memory per sandbox
-# (target/density.json). bench-report turns both into benches/REPORT.md and benches/echo_latency.svg.
-bench:
+# Criterion benches (Contour vs bare wasmi, target/criterion/), resident memory per sandbox
+# (target/density.json) and instructions per hot path under callgrind (target/profile.json).
+# bench-report turns them into benches/REPORT.md and benches/echo_latency.svg.
+bench: bench-guests rust-examples valgrind
 	$(CARGO) bench -p contour-benches
+	$(CARGO) run --release -q -p contour-benches --bin density
+	$(CARGO) run --release -q -p contour-benches --bin profile
+
+# callgrind counts instructions for bench-profile (valgrind is on this machine kind; installed when missing).
+valgrind:
+	@command -v valgrind >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y valgrind)
+
+# Instructions per iteration of each hot path against its baseline (repeatable on a noisy machine).
+bench-profile: rust-examples valgrind
+	$(CARGO) run --release -q -p contour-benches --bin profile
+
+# The same benches plus the peers (benches/benches/peers.rs behind the `peers` cargo feature: wasmtime 48 with
+# Cranelift and Pulley, wasm3, Extism 1.30) in one run, so every ratio against a peer is from the same run. Building
+# wasmtime and Extism's own wasmtime takes about 20 minutes the first time on 2 cores; the wasm3 crate's build
+# script runs Debian's bindgen, which needs libclang-dev (both installed when missing).
+bench-peers: bench-guests
+	@command -v bindgen >/dev/null && dpkg -s libclang-dev >/dev/null 2>&1 || \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bindgen libclang-dev)
+	$(CARGO) bench -p contour-benches --features peers
 	$(CARGO) run --release -q -p contour-benches --bin density
 
 bench-report:

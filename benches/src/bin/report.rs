@@ -1,10 +1,13 @@
 //! Writes `benches/REPORT.md` from criterion's saved estimates (`target/criterion/<group>/<bench>/new/estimates.json`,
 //! the median in ns) and `target/density.json`: each metric as a ratio against its baseline measured in the same run,
 //! the issue's target for it and whether it was met, the machine and versions, and `benches/echo_latency.svg`, a
-//! plot of the echo round trip across payload sizes.
+//! plot (drawn with `plotters`) of the echo round trip across payload sizes for Contour, the raw wasmi floor and
+//! every peer found.
 //!
-//! Run it after `make bench` (and the density bin): `make bench-report`.
+//! Run it after `make bench` or `make bench-peers` (which adds wasmtime, wasm3 and Extism to the same groups):
+//! `make bench-report`. Rows whose figures are missing say which target to run.
 
+use plotters::prelude::*;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,6 +21,29 @@ const WASMI_VERSION: &str = "2.0.0";
 const ECHO_SIZES: [u64; 3] = [128, 4096, 65_536];
 /// Host calls per intent in the host-call bench (`contour_benches::HOST_CALLS_PER_INTENT`).
 const HOST_CALLS: f64 = contour_benches::HOST_CALLS_PER_INTENT as f64;
+/// Why a peer row has no figures.
+const PEERS_MISSING: &str = "run make bench-peers";
+/// The wasmtime peers of `benches/peers.rs`: bench name, label.
+const WASMTIME_PEERS: [(&str, &str); 2] = [("wasmtime_cranelift", "Cranelift"), ("wasmtime_pulley", "Pulley")];
+/// The compute peers of `benches/peers.rs` (fuel on, except `_nofuel` and wasm3, which has no fuel).
+const COMPUTE_PEERS: [(&str, &str); 4] = [
+    ("wasmtime_cranelift", "wasmtime Cranelift"),
+    ("wasmtime_cranelift_nofuel", "wasmtime Cranelift, fuel off"),
+    ("wasmtime_pulley", "wasmtime Pulley"),
+    ("wasm3", "wasm3"),
+];
+/// Every bench name of a peer, to tell whether peers were measured at all.
+const PEER_BENCHES: [&str; 5] =
+    ["wasmtime_cranelift", "wasmtime_cranelift_nofuel", "wasmtime_pulley", "wasm3", "extism"];
+/// The series of the echo plot: bench name, label, colour.
+const PLOT_SERIES: [(&str, &str, RGBColor); 6] = [
+    ("contour", "Contour", RGBColor(0x1f, 0x77, 0xb4)),
+    ("raw_wasmi", "raw wasmi floor", RGBColor(0x2c, 0xa0, 0x2c)),
+    ("wasmtime_cranelift", "wasmtime 48 Cranelift (raw)", RGBColor(0xd6, 0x27, 0x28)),
+    ("wasmtime_pulley", "wasmtime 48 Pulley (raw)", RGBColor(0xff, 0x7f, 0x0e)),
+    ("wasm3", "wasm3 (raw)", RGBColor(0x8c, 0x56, 0x4b)),
+    ("extism", "Extism 1.30", RGBColor(0x94, 0x67, 0xbd)),
+];
 
 /// Where criterion's estimates and the density figures are.
 fn target_dir() -> PathBuf {
@@ -34,6 +60,11 @@ impl Estimates {
         let path = self.root.join(group.replace('/', "_")).join(bench).join("new/estimates.json");
         let json: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
         json.pointer("/median/point_estimate")?.as_f64()
+    }
+
+    /// Whether any peer of `benches/peers.rs` has a figure.
+    fn has_peers(&self) -> bool {
+        self.all().iter().any(|(_, bench, _)| PEER_BENCHES.contains(&bench.as_str()))
     }
 
     /// Every (group, bench, median ns) saved, sorted by folder.
@@ -63,6 +94,25 @@ fn time(ns: f64) -> String {
         format!("{:.2} us", ns / 1e3)
     } else {
         format!("{ns:.0} ns")
+    }
+}
+
+/// How much faster Contour is than a peer (`peer` / `contour` times), said both ways round.
+fn faster(contour: f64, peer: f64) -> String {
+    let speed = peer / contour;
+    if speed >= 1.0 {
+        format!("{speed:.2}x faster")
+    } else {
+        format!("{:.2}x slower", 1.0 / speed)
+    }
+}
+
+/// A payload size as it reads best.
+fn bytes(len: u64) -> String {
+    if len >= 1024 {
+        format!("{} KiB", len / 1024)
+    } else {
+        format!("{len} B")
     }
 }
 
@@ -119,8 +169,49 @@ impl Row {
     }
 }
 
+/// An info row of Contour's `contour_bench` in `group` against each of `peers` (bench, label) found there, or a
+/// `not measured` row when none is.
+fn peers_row(estimates: &Estimates, metric: String, group: &str, contour_bench: &str, peers: &[(&str, &str)]) -> Row {
+    let found: Vec<(&str, f64)> =
+        peers.iter().filter_map(|&(bench, label)| Some((label, estimates.median(group, bench)?))).collect();
+    match estimates.median(group, contour_bench) {
+        Some(contour) if !found.is_empty() => Row {
+            metric,
+            contour: time(contour),
+            baseline: found.iter().map(|(label, ns)| format!("{label} {}", time(*ns))).collect::<Vec<_>>().join("; "),
+            ratio: found
+                .iter()
+                .map(|(label, ns)| format!("{label}: {}", faster(contour, *ns)))
+                .collect::<Vec<_>>()
+                .join("; "),
+            target: "none (peer)".into(),
+            result: "info".into(),
+        },
+        _ => Row::missing(metric, "none (peer)", PEERS_MISSING),
+    }
+}
+
+/// A row of Contour against one peer with a target: Contour at least `factor` times faster.
+fn faster_row(estimates: &Estimates, metric: String, group: &str, peer: &str, factor: Option<f64>) -> Row {
+    let target = factor.map_or_else(|| "none (peer)".into(), |f| format!("Contour >= {f}x faster"));
+    match (estimates.median(group, "contour"), estimates.median(group, peer)) {
+        (Some(contour), Some(peer)) => Row {
+            metric,
+            contour: time(contour),
+            baseline: time(peer),
+            ratio: faster(contour, peer),
+            target,
+            result: factor.map_or_else(|| "info".into(), |f| verdict(peer / contour >= f).into()),
+        },
+        (None, _) => Row::missing(metric, target, "no estimates"),
+        (Some(_), None) => Row::missing(metric, target, PEERS_MISSING),
+    }
+}
+
 fn rows(estimates: &Estimates, density: Option<&Value>) -> Vec<Row> {
     let mut rows = Vec::new();
+    // Without any peer figure, the peers' info rows fold into one `not measured` row.
+    let peers = estimates.has_peers();
     for len in ECHO_SIZES {
         let group = format!("echo/{len}");
         let target = format!("overhead <= 1 us + 1 ns/B = {}", time(1000.0 + len as f64));
@@ -139,7 +230,24 @@ fn rows(estimates: &Estimates, density: Option<&Value>) -> Vec<Row> {
             _ => rows.push(Row::missing(format!("echo {len} B"), target, "no estimates")),
         }
     }
-    rows.push(Row::missing("echo 128 B vs Extism 1.30", "Contour >= 3x faster", "peers not run"));
+    rows.push(faster_row(
+        estimates,
+        "echo 128 B vs Extism 1.30 (the same constant outcome through Extism's kernel)".into(),
+        "echo/128",
+        "extism",
+        Some(3.0),
+    ));
+    if peers {
+        for len in [4096, 65_536] {
+            let metric = format!("echo {} vs Extism 1.30", bytes(len));
+            rows.push(faster_row(estimates, metric, &format!("echo/{len}"), "extism", None));
+        }
+        for len in ECHO_SIZES {
+            let metric = format!("echo {} vs the raw transport on wasmtime 48 and wasm3", bytes(len));
+            let peers = [WASMTIME_PEERS[0], WASMTIME_PEERS[1], ("wasm3", "wasm3")];
+            rows.push(peers_row(estimates, metric, &format!("echo/{len}"), "contour", &peers));
+        }
+    }
     match (estimates.median("echo_rust/128", "contour"), estimates.median("echo/128", "contour")) {
         (Some(rust), Some(wat)) => {
             let raw = estimates.median("echo_rust/128", "raw_wasmi");
@@ -198,8 +306,45 @@ fn rows(estimates: &Estimates, density: Option<&Value>) -> Vec<Row> {
             _ => rows.push(Row::missing(name, ">= 0.95x", "no estimates")),
         }
     }
-    rows.push(Row::missing("compute sha256 over 1 MiB (Rust guest)", ">= 0.95x", "workload not written yet"));
-    rows.push(Row::missing("compute fib vs wasm3", ">= 1.2x faster", "peers not run"));
+    let name = "compute sha256 over 1 MiB, Rust guest, fuel on (speed vs wasmi with fuel)";
+    match (estimates.median("compute/sha256", "contour"), estimates.median("compute/sha256", "wasmi_fuel")) {
+        (Some(contour), Some(wasmi)) => {
+            let speed = wasmi / contour;
+            rows.push(Row {
+                metric: name.into(),
+                contour: time(contour),
+                baseline: time(wasmi),
+                ratio: format!("{speed:.3}x the speed"),
+                target: ">= 0.95x".into(),
+                result: verdict(speed >= 0.95).into(),
+            });
+        }
+        _ => rows.push(Row::missing(name, ">= 0.95x", "no estimates: run make bench-guests, then make bench")),
+    }
+    rows.push(faster_row(
+        estimates,
+        "compute fib vs wasm3 (no fuel in wasm3)".into(),
+        "compute/fib",
+        "wasm3",
+        Some(1.2),
+    ));
+    if !peers {
+        rows.push(Row::missing(
+            "peers' info rows: Extism at 4 and 64 KiB; wasmtime 48 (Cranelift, Pulley) and wasm3 on echo, compute and \
+             cold start",
+            "none (peer)",
+            PEERS_MISSING,
+        ));
+    }
+    for workload in ["fib", "loop", "sha256"].into_iter().filter(|_| peers) {
+        let metric = format!("compute {workload} vs wasmtime 48 and wasm3");
+        rows.push(peers_row(estimates, metric, &format!("compute/{workload}"), "contour", &COMPUTE_PEERS));
+    }
+    for size in ["small", "large"].into_iter().filter(|_| peers) {
+        let metric = format!("cold start {size}, Contour lazy vs wasmtime 48 (engine made once) and wasm3");
+        let peers = [WASMTIME_PEERS[0], WASMTIME_PEERS[1], ("wasm3", "wasm3")];
+        rows.push(peers_row(estimates, metric, &format!("cold_start/{size}"), "contour_lazy", &peers));
+    }
     match (estimates.median("host_call/log", "contour"), estimates.median("host_call/log", "wasmi_host_fn")) {
         (Some(contour), Some(wasmi)) => {
             let ratio = contour / wasmi;
@@ -250,18 +395,12 @@ fn rows(estimates: &Estimates, density: Option<&Value>) -> Vec<Row> {
 }
 
 /// One plotted line: label, colour, (payload bytes, round trip us) points.
-type Line<'a> = (&'a str, &'a str, Vec<(f64, f64)>);
+type Line = (&'static str, RGBColor, Vec<(f64, f64)>);
 
-/// A log-log SVG plot of the echo round trip (us) against payload bytes, one line per series found.
-fn plot(estimates: &Estimates) -> Option<String> {
-    let series: Vec<(&str, &str, &str)> = vec![
-        ("contour", "Contour", "#1f77b4"),
-        ("raw_wasmi", "raw wasmi floor", "#2ca02c"),
-        ("wasmtime", "wasmtime (Cranelift)", "#d62728"),
-        ("extism", "Extism", "#9467bd"),
-        ("wasm3", "wasm3", "#8c564b"),
-    ];
-    let lines: Vec<Line> = series
+/// A log-log SVG plot of the echo round trip (us) against payload bytes, one line per series found, or `None`
+/// when there are no echo figures.
+fn plot(estimates: &Estimates) -> Option<Result<String, String>> {
+    let lines: Vec<Line> = PLOT_SERIES
         .into_iter()
         .filter_map(|(bench, label, colour)| {
             let points: Vec<(f64, f64)> = ECHO_SIZES
@@ -274,77 +413,80 @@ fn plot(estimates: &Estimates) -> Option<String> {
     if lines.is_empty() {
         return None;
     }
-    let (width, height, left, right, top, bottom) = (640.0, 400.0, 70.0, 20.0, 40.0, 50.0);
-    let (x_min, x_max) = (64f64.log10(), 131_072f64.log10());
-    let ys = lines.iter().flat_map(|l| l.2.iter().map(|p| p.1));
-    let y_lo = ys.clone().fold(f64::MAX, f64::min);
-    let y_hi = ys.fold(f64::MIN, f64::max);
-    let (y_min, y_max) = (y_lo.log10().floor(), y_hi.log10().ceil().max(y_lo.log10().floor() + 1.0));
-    let x = |v: f64| left + (v.log10() - x_min) / (x_max - x_min) * (width - left - right);
-    let y = |v: f64| height - bottom - (v.log10() - y_min) / (y_max - y_min) * (height - top - bottom);
+    let ys = lines.iter().flat_map(|line| line.2.iter().map(|point| point.1));
+    let y_lo = 10f64.powf(ys.clone().fold(f64::MAX, f64::min).log10().floor());
+    let y_hi = 10f64.powf(ys.fold(f64::MIN, f64::max).log10().ceil()).max(y_lo * 10.0);
     let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        svg,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">Echo round trip on a warm instance (median, log-log)</text>"#,
-        width / 2.0
-    );
-    for decade in (y_min as i32)..=(y_max as i32) {
-        let v = 10f64.powi(decade);
-        let py = y(v);
-        let _ = writeln!(
-            svg,
-            r##"<line x1="{left}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{v} us</text>"##,
-            width - right,
-            left - 6.0,
-            py + 4.0
-        );
+    let drawn = draw_plot(&mut svg, &lines, (y_lo, y_hi)).map_err(|error| error.to_string());
+    Some(drawn.map(|()| svg))
+}
+
+/// The 1, 2, 5 steps of every decade within `range`: the round-trip axis ticks.
+fn one_two_five(range: (f64, f64)) -> Vec<f64> {
+    let (first, last) = (range.0.log10().floor() as i32, range.1.log10().ceil() as i32);
+    (first..=last)
+        .flat_map(|decade| [1.0, 2.0, 5.0].map(|step| step * 10f64.powi(decade)))
+        .filter(|&tick| tick >= range.0 * 0.999 && tick <= range.1 * 1.001)
+        .collect()
+}
+
+/// Draws `lines` into `svg` on log-log axes, round trip in `y_range` us.
+fn draw_plot(svg: &mut String, lines: &[Line], y_range: (f64, f64)) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::with_string(svg, (720, 440)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Echo round trip on a warm instance (median, log-log)", ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(
+            (64f64..131_072f64).log_scale().with_key_points(ECHO_SIZES.map(|len| len as f64).to_vec()),
+            (y_range.0..y_range.1).log_scale().with_key_points(one_two_five(y_range)),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("request size")
+        .y_desc("round trip (us)")
+        .x_label_formatter(&|&v| bytes(v as u64))
+        .y_label_formatter(&|&v| format!("{v}"))
+        .draw()?;
+    for (label, colour, points) in lines {
+        let colour = *colour;
+        chart
+            .draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))?
+            .label(*label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+        chart.draw_series(points.iter().map(|&point| Circle::new(point, 3, colour.filled())))?;
     }
-    for len in ECHO_SIZES {
-        let px = x(len as f64);
-        let label = if len >= 1024 { format!("{} KiB", len / 1024) } else { format!("{len} B") };
-        let _ = writeln!(
-            svg,
-            r##"<line x1="{px:.1}" y1="{top}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{label}</text>"##,
-            height - bottom,
-            height - bottom + 18.0
-        );
-    }
-    let _ = writeln!(
-        svg,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">request size</text>"#,
-        (left + width - right) / 2.0,
-        height - 10.0
-    );
-    let _ = writeln!(
-        svg,
-        r#"<rect x="{left}" y="{top}" width="{:.1}" height="{:.1}" fill="none" stroke="black"/>"#,
-        width - left - right,
-        height - top - bottom
-    );
-    for (index, (label, colour, points)) in lines.iter().enumerate() {
-        let path: Vec<String> = points.iter().map(|&(bx, us)| format!("{:.1},{:.1}", x(bx), y(us))).collect();
-        let _ =
-            writeln!(svg, r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#, path.join(" "));
-        for &(bx, us) in points {
-            let _ = writeln!(svg, r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{colour}"/>"#, x(bx), y(us));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// The versions of `name` locked in the workspace's Cargo.lock (none when it cannot be read).
+fn locked_versions(name: &str) -> Vec<String> {
+    let Ok(lock) = std::fs::read_to_string(Path::new(BENCHES).join("../Cargo.lock")) else { return Vec::new() };
+    let name_line = format!("name = \"{name}\"");
+    let mut versions = Vec::new();
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line == name_line {
+            if let Some(version) = lines.next().and_then(|l| l.strip_prefix("version = \"")) {
+                versions.push(version.trim_end_matches('"').to_string());
+            }
         }
-        let ly = top + 16.0 + index as f64 * 18.0;
-        let _ = writeln!(
-            svg,
-            r#"<line x1="{:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{colour}" stroke-width="2"/><text x="{:.1}" y="{:.1}">{label}</text>"#,
-            left + 12.0,
-            left + 36.0,
-            left + 42.0,
-            ly + 4.0
-        );
     }
-    svg.push_str("</svg>\n");
-    Some(svg)
+    versions
+}
+
+/// The locked version of `name` that starts with `release` (such as `48.`), or `release` and `x`.
+fn locked_version(name: &str, release: &str) -> String {
+    locked_versions(name).into_iter().find(|v| v.starts_with(release)).unwrap_or_else(|| format!("{release}x"))
 }
 
 fn main() {
@@ -366,7 +508,23 @@ fn main() {
     let _ = writeln!(out, "- CPU: {}", cpu_model());
     let _ = writeln!(out, "- {}", command_output("rustc", &["-V"]));
     let _ = writeln!(out, "- wasmi {WASMI_VERSION} (Contour's engine and the baseline)");
-    let _ = writeln!(out, "- criterion: 20 samples, 2 s measurement, 0.5 s warm-up per benchmark\n");
+    let peers = estimates.has_peers();
+    if peers {
+        let _ = writeln!(
+            out,
+            "- peers (`make bench-peers`): wasmtime {} (Cranelift; Pulley), wasm3 crate {} (the wasm3 0.4.7 C \
+             interpreter, built by the cc crate with the system C compiler), Extism {} (on wasmtime {})",
+            locked_version("wasmtime", "48."),
+            locked_version("wasm3", "0.3."),
+            locked_version("extism", "1.30."),
+            locked_version("wasmtime", "43."),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "- criterion: 20 samples, 2 s measurement, 0.5 s warm-up per benchmark (the peers' `cold_start/large`: 10 \
+         samples, flat)\n"
+    );
     let _ = writeln!(out, "## Results against the targets of issue 6\n");
     let _ = writeln!(out, "| Metric | Contour | Baseline | Ratio | Target | Result |");
     let _ = writeln!(out, "|---|---|---|---|---|---|");
@@ -390,21 +548,35 @@ fn main() {
          - Host call: one intent makes {HOST_CALLS} `tdm_host_call`s of the same `log` request, answered by a host \
          returning `{{\"logged\":true}}`; the baseline runs the same Wasm loop against a plain wasmi host function \
          that takes `(ptr, len)` and reads the bytes as UTF-8. Fuel on for both; times are per call.\n\
-         - Compute: fib(25) and a 200,000-iteration i64 loop, through a warm sandbox vs a bare typed call with fuel \
-         on (speed ratio: baseline time / Contour time).\n\
+         - Compute: fib(25), a 200,000-iteration i64 loop and SHA-256 over 1 MiB in a Rust guest \
+         (`benches/guests/sha256`), through a warm sandbox vs a bare typed call of the same module's export with \
+         fuel on (speed ratio: baseline time / Contour time).\n\
          - Density: `/proc/self/statm` resident memory before and after creating N sandboxes (each launched and \
          having served one intent), against N plain wasmi instances (one store each, shared engine and module, \
          one raw round trip each) in the same process. The issue's 80 KiB target assumes a 1-page memory; the \
          bench fixture declares 2 pages, reported beside it.\n\
          - Throughput: one echo sandbox per thread, all threads started together; intents/s = threads / median \
-         time for every thread to finish one intent.\n"
+         time for every thread to finish one intent.\n\
+         - Peers (`benches/peers.rs`, in the same criterion groups and run as Contour's): wasmtime and wasm3 echo \
+         through the same raw transport as the wasmi floor (fuel off); Extism runs a WAT plugin answering the same \
+         34-byte outcome through its kernel (`alloc`, `store_u64`/`store_u8`, `output_set`), called with \
+         `Plugin::call` and the same request bytes (no WASI, compilation cache off). Compute calls the exported \
+         `fib`/`spin`/`sha256_mib` directly, fuel on for wasmtime (and off as `wasmtime_cranelift_nofuel`); wasm3 has \
+         no fuel. Cold start is bytes to a ready instance on a wasmtime Engine made once outside the loop (the \
+         wasmi baselines make an engine per iteration) with Cranelift's parallel compilation on, and for wasm3 \
+         parse, load and compile the intent function (wasm3 compiles the rest on first call).\n\
+         - wasm3 0.3.1 runs WebAssembly 1.0 (MVP) only, without bulk memory: the WAT fixtures use MVP \
+         instructions only (a unit test of `contour_benches::peers` validates them with every post-MVP proposal \
+         off), so wasm3 runs the very modules the others run; for sha256 it runs the `wasm32v1-none` build of the \
+         same guest (`target/plugins/sha256-mvp.wasm`, no bulk memory), the others the `wasm32-unknown-unknown` \
+         one.\n"
     );
     if let Some(d) = &density {
         let _ = writeln!(out, "Density ran with N = {} of each.\n", d["n"]);
     }
     let _ = writeln!(out, "## Echo latency across payload sizes\n");
     match plot(&estimates) {
-        Some(svg) => match std::fs::write(Path::new(BENCHES).join("echo_latency.svg"), svg) {
+        Some(Ok(svg)) => match std::fs::write(Path::new(BENCHES).join("echo_latency.svg"), svg) {
             Ok(()) => {
                 let _ = writeln!(out, "![echo round trip vs payload size](echo_latency.svg)\n");
             }
@@ -412,6 +584,9 @@ fn main() {
                 let _ = writeln!(out, "(could not write echo_latency.svg: {error})\n");
             }
         },
+        Some(Err(error)) => {
+            let _ = writeln!(out, "(could not draw echo_latency.svg: {error})\n");
+        }
         None => {
             let _ = writeln!(out, "(no echo estimates: run `make bench`)\n");
         }
@@ -424,13 +599,24 @@ fn main() {
         let _ = writeln!(out, "| {group} | {bench} | {} |", time(ns));
     }
     let _ = writeln!(out, "\n## Not done yet\n");
-    let _ = writeln!(
-        out,
-        "- Peers: wasmtime (Cranelift, Pulley), wasm3 (with MVP-only workload variants) and Extism are not in \
-         this run: the `make bench-peers` target behind a `peers` cargo feature is still to write.\n\
-         - sha256 over 1 MiB as a Rust guest compute workload.\n\
-         - Profiling the echo path (callgrind) and removing copies, re-parsing and per-intent allocations."
+    let mut missing = Vec::new();
+    if !peers {
+        missing.push(
+            "- Peers: wasmtime (Cranelift, Pulley), wasm3 and Extism are not in this run: `make bench-peers` \
+             measures them beside Contour (it builds wasmtime and Extism behind the `peers` cargo feature, about \
+             20 minutes the first time on 2 cores)."
+                .to_string(),
+        );
+    }
+    if estimates.median("compute/sha256", "contour").is_none() {
+        missing.push(
+            "- sha256 over 1 MiB as a Rust guest: not in this run (`make bench-guests`, then `make bench`).".into(),
+        );
+    }
+    missing.push(
+        "- Profiling the echo path (callgrind) and removing copies, re-parsing and per-intent allocations.".into(),
     );
+    let _ = writeln!(out, "{}", missing.join("\n"));
     let path = Path::new(BENCHES).join("REPORT.md");
     std::fs::write(&path, out).expect("REPORT.md is writable");
     println!("wrote {}", path.display());
