@@ -67,11 +67,12 @@ bench-profile: rust-examples valgrind
 # Cranelift and Pulley, wasm3, Extism 1.30) in one run, so every ratio against a peer is from the same run. Building
 # wasmtime and Extism's own wasmtime takes about 20 minutes the first time on 2 cores; the wasm3 crate's build
 # script runs Debian's bindgen, which needs libclang-dev (both installed when missing).
-bench-peers: bench-guests
+bench-peers: bench-guests rust-examples valgrind
 	@command -v bindgen >/dev/null && dpkg -s libclang-dev >/dev/null 2>&1 || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bindgen libclang-dev)
 	$(CARGO) bench -p contour-benches --features peers
 	$(CARGO) run --release -q -p contour-benches --bin density
+	$(CARGO) run --release -q -p contour-benches --bin profile
 
 bench-report:
 	$(CARGO) run --release -q -p contour-benches --bin report
