@@ -15,6 +15,19 @@ use std::fmt::Write as _;
 /// The outcome the echo plugin answers for every request.
 pub const ECHO_OUTCOME: &str = r#"{"status":"completed","output":{}}"#;
 
+/// Where the benches' outputs go (criterion's estimates, `density.json`, `profile.json`): `$CARGO_TARGET_DIR`
+/// when set, else the workspace's `target/`.
+pub fn target_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"), std::path::PathBuf::from)
+}
+
+/// Iterations of the callgrind profile's short run of each scenario (warms caches and lazy compilation).
+pub const PROFILE_BASE_ITERATIONS: u64 = 20;
+
+/// Extra iterations of the profile's long run: (long - short) / this is one iteration.
+pub const PROFILE_EXTRA_ITERATIONS: u64 = 200;
+
 /// How many generated functions the large module has.
 pub const LARGE_FUNCTIONS: usize = 3000;
 

@@ -2,7 +2,7 @@
 //! with the fixture's own 2 pages, creates N echo sandboxes (each launched and having served one intent)
 //! and N plain wasmi instances of the same module (one store each, one shared engine and module, one raw round
 //! trip each), reads `/proc/self/statm` before and after each set, and prints the difference divided by N. Writes
-//! the figures to `target/density.json` for the report.
+//! the figures to `target/density.json` (or `$CARGO_TARGET_DIR/density.json`) for the report.
 //!
 //! Run it in release: `cargo run --release -p contour-benches --bin density [N]`.
 
@@ -14,9 +14,6 @@ use wasmi::{Engine, Instance, Linker, Module, Store, TypedFunc};
 
 /// How many sandboxes (and wasmi instances) to create when no count is given.
 const DEFAULT_N: usize = 2000;
-/// Where the figures go, for `report`.
-const OUT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/density.json");
-
 /// Resident bytes of this process, from `/proc/self/statm` (its second field, in pages).
 fn resident_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm is readable");
@@ -66,9 +63,10 @@ fn main() {
         }));
     }
     let json = serde_json::json!({ "n": n, "figures": figures });
-    match std::fs::write(OUT, format!("{json:#}\n")) {
-        Ok(()) => println!("wrote {OUT}"),
-        Err(error) => eprintln!("could not write {OUT}: {error}"),
+    let out = contour_benches::target_dir().join("density.json");
+    match std::fs::write(&out, format!("{json:#}\n")) {
+        Ok(()) => println!("wrote {}", out.display()),
+        Err(error) => eprintln!("could not write {}: {error}", out.display()),
     }
 }
 

@@ -9,24 +9,24 @@
 use contour_benches::baseline::{wasmi_engine, wasmi_instance, wasmi_instance_on, HostFnWork, RawEcho, RawHostLog};
 use contour_benches::contour::{cold_start, log_sandbox, runtime, warm_sandbox};
 use contour_benches::{
-    echo_wasm, fib_wasm, host_log_wasm, loop_wasm, request_of_size, request_with_n, HOST_CALLS_PER_INTENT,
+    echo_wasm, fib_wasm, host_log_wasm, large_wasm, loop_wasm, request_of_size, request_with_n, HOST_CALLS_PER_INTENT,
 };
 use contour_core::Compilation;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use wasmi::{CompilationMode, TypedFunc};
 
 /// The Rust SDK hello plugin, built by `make rust-examples`.
 const HELLO_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/hello.wasm");
 
-/// Iterations of the short run (warms caches and lazy compilation).
-const BASE: u64 = 20;
+/// Iterations of the short run.
+const BASE: u64 = contour_benches::PROFILE_BASE_ITERATIONS;
 /// Extra iterations of the long run.
-const EXTRA: u64 = 200;
+const EXTRA: u64 = contour_benches::PROFILE_EXTRA_ITERATIONS;
 
 /// (scenario, its baseline or "" for a baseline itself, what one iteration is).
-const SCENARIOS: [(&str, &str, &str); 14] = [
+const SCENARIOS: [(&str, &str, &str); 16] = [
     ("echo_128_contour", "echo_128_raw", "one 128 B echo intent, warm"),
     ("echo_128_raw", "", "the raw transport floor, 128 B"),
     ("echo_rust_128_contour", "echo_128_contour", "one 128 B greet intent of the Rust SDK hello plugin, warm"),
@@ -37,6 +37,8 @@ const SCENARIOS: [(&str, &str, &str); 14] = [
     ("host_call_raw_json", "host_call_raw", "100 calls of a plain wasmi host fn parsing them as a JSON Value"),
     ("cold_small_contour", "cold_small_wasmi", "bytes -> ready echo instance, lazy, shared runtime"),
     ("cold_small_wasmi", "", "bare wasmi, same module and mode, shared engine"),
+    ("cold_large_contour", "cold_large_wasmi", "bytes -> ready 1.1 MiB instance, lazy, shared runtime"),
+    ("cold_large_wasmi", "", "bare wasmi, same module and mode, shared engine"),
     ("fib_contour", "fib_wasmi", "fib(20) intent, fuel on"),
     ("fib_wasmi", "", "fib(20), bare wasmi with fuel"),
     ("loop_contour", "loop_wasmi", "20,000-iteration loop intent, fuel on"),
@@ -88,16 +90,18 @@ fn run(scenario: &str, iterations: u64) -> Result<(), String> {
                 black_box(raw.run(HOST_CALLS_PER_INTENT));
             }
         }
-        "cold_small_contour" => {
+        "cold_small_contour" | "cold_large_contour" => {
+            let wasm = if scenario.contains("large") { large_wasm() } else { echo };
             let runtime = runtime(Compilation::Lazy);
             for _ in 0..iterations {
-                black_box(cold_start(&runtime, black_box(&echo), Compilation::Lazy));
+                black_box(cold_start(&runtime, black_box(&wasm), Compilation::Lazy));
             }
         }
-        "cold_small_wasmi" => {
+        "cold_small_wasmi" | "cold_large_wasmi" => {
+            let wasm = if scenario.contains("large") { large_wasm() } else { echo };
             let engine = wasmi_engine(CompilationMode::Lazy, true);
             for _ in 0..iterations {
-                black_box(wasmi_instance_on(&engine, black_box(&echo)));
+                black_box(wasmi_instance_on(&engine, black_box(&wasm)));
             }
         }
         "fib_contour" | "loop_contour" => {
@@ -151,11 +155,6 @@ fn count(scenario: &str, iterations: u64, out_dir: &Path) -> Result<u64, String>
         .ok_or_else(|| format!("{}: no instruction total", out.display()))
 }
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"), PathBuf::from)
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let [mode, scenario, iterations] = args.as_slice() {
@@ -175,7 +174,7 @@ fn main() {
         }
     }
     let only: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out_dir = target_dir().join("callgrind");
+    let out_dir = contour_benches::target_dir().join("callgrind");
     if let Err(error) = std::fs::create_dir_all(&out_dir) {
         eprintln!("profile: cannot create {}: {error}", out_dir.display());
         std::process::exit(1);
@@ -207,7 +206,7 @@ fn main() {
         println!("{scenario:<22} {each:>14.0} {shown:>10}  {what}");
         json.insert(scenario.into(), serde_json::json!({ "instructions": each, "baseline": baseline, "what": what }));
     }
-    let path = target_dir().join("profile.json");
+    let path = contour_benches::target_dir().join("profile.json");
     if let Err(error) = std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap_or_default()) {
         eprintln!("profile: cannot write {}: {error}", path.display());
         std::process::exit(1);
