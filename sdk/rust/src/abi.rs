@@ -34,7 +34,7 @@ unsafe extern "C" {
 #[cfg(target_arch = "wasm32")]
 unsafe extern "Rust" {
     /// The intent table `plugin!` generates in the plugin crate.
-    fn __tdm_plugin_dispatch(method: &str, request: &[u8]) -> crate::intent::Response;
+    fn __tdm_plugin_dispatch(method: &str, params: &[u8]) -> crate::intent::Response;
 }
 
 /// The wasm32 address of a pointer.
@@ -121,10 +121,10 @@ extern "C" fn tdm_plugin_execute_intent(ptr: i32, len: i32) -> i32 {
         }
         _ => &[],
     };
-    let response = crate::intent::handle(request, |method, request| {
+    let response = crate::intent::handle(request, |method, params| {
         // SAFETY: `plugin!` defines `__tdm_plugin_dispatch` with exactly this signature; a
         // plugin without `plugin!` does not link.
-        unsafe { __tdm_plugin_dispatch(method, request) }
+        unsafe { __tdm_plugin_dispatch(method, params) }
     });
     let frame = alloc::boxed::Box::into_raw(response.into_frame());
     address(frame.cast::<u8>())

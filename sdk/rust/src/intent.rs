@@ -1,11 +1,13 @@
 //! One intent: the request envelope, typed params, and the framed outcome.
 
 use crate::Failure;
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 /// Bytes of the ABI's length prefix.
 const PREFIX: usize = 4;
@@ -53,24 +55,24 @@ impl Response {
     }
 }
 
-/// The part of a JSON-RPC request the dispatch needs first.
+/// A JSON-RPC request read in one pass: the method (borrowed unless it holds escapes) and the
+/// params left as raw text for the intent's own typed reader.
 #[derive(Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-struct Envelope {
-    method: String,
+struct Envelope<'a> {
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
 }
 
-/// The request's `params`, typed for one intent.
-#[derive(Deserialize)]
-struct Call<P> {
-    params: P,
-}
-
-/// Reads the method from `request` and hands the request to `dispatch`.
+/// Reads the method and params from `request` and hands both to `dispatch` (params as JSON
+/// text; `{}` when the request has none). The request is scanned once; only the params are
+/// read again, typed, by [`run_intent`].
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub fn handle(request: &[u8], dispatch: impl FnOnce(&str, &[u8]) -> Response) -> Response {
-    match serde_json::from_slice::<Envelope>(request) {
-        Ok(envelope) => dispatch(&envelope.method, request),
+    match serde_json::from_slice::<Envelope<'_>>(request) {
+        Ok(envelope) => dispatch(&envelope.method, envelope.params.map_or(b"{}", |raw| raw.get().as_bytes())),
         Err(error) => Response::failed(
             &Failure::new("invalid_request", alloc::format!("The request is not a JSON-RPC request: {error}."))
                 .hint("Send a JSON-RPC 2.0 request with a `method` and `params`."),
@@ -78,15 +80,16 @@ pub fn handle(request: &[u8], dispatch: impl FnOnce(&str, &[u8]) -> Response) ->
     }
 }
 
-/// Runs `handler` on the typed params of `request` (the body of one `plugin!` arm).
-pub fn run_intent<P, O, F>(method: &str, request: &[u8], handler: F) -> Response
+/// Runs `handler` on `params` (the request's params as JSON text) read as `P` (the body of one
+/// `plugin!` arm).
+pub fn run_intent<P, O, F>(method: &str, params: &[u8], handler: F) -> Response
 where
     P: DeserializeOwned,
     O: Serialize,
     F: FnOnce(P) -> Result<O, Failure>,
 {
-    let params = match serde_json::from_slice::<Call<P>>(request) {
-        Ok(call) => call.params,
+    let params = match serde_json::from_slice::<P>(params) {
+        Ok(params) => params,
         Err(error) => {
             return Response::failed(
                 &Failure::new("invalid_params", alloc::format!("The params of `{method}` do not fit: {error}."))
@@ -132,9 +135,9 @@ mod tests {
         Ok(json!({ "greeting": alloc::format!("Hello, {}!", p.name) }))
     }
 
-    fn dispatch(method: &str, request: &[u8]) -> Response {
+    fn dispatch(method: &str, params: &[u8]) -> Response {
         match method {
-            "greet" => run_intent(method, request, greet),
+            "greet" => run_intent(method, params, greet),
             _ => unknown_intent(method, &["greet"]),
         }
     }
@@ -166,6 +169,15 @@ mod tests {
         let bad = outcome(request("greet", json!({"name": 7})));
         assert_eq!(bad["blockedReason"], "invalid_params");
         assert_eq!(bad["output"]["retryable"], false);
+        // Params may come before the method, and may be absent (read as `{}`).
+        let reordered = br#"{"params":{"name":"Bo"},"id":2,"method":"greet","jsonrpc":"2.0"}"#;
+        let frame = handle(reordered, dispatch).into_frame();
+        let value: Value = serde_json::from_slice(&frame[4..]).unwrap();
+        assert_eq!(value["output"]["greeting"], "Hello, Bo!");
+        let frame = handle(br#"{"jsonrpc":"2.0","id":3,"method":"greet"}"#, dispatch).into_frame();
+        let value: Value = serde_json::from_slice(&frame[4..]).unwrap();
+        assert_eq!(value["blockedReason"], "invalid_params");
+        assert!(value["message"].as_str().unwrap().contains("missing field `name`"), "{value}");
         let frame = handle(b"not json", dispatch).into_frame();
         let value: Value = serde_json::from_slice(&frame[4..]).unwrap();
         assert_eq!(value["blockedReason"], "invalid_request");
