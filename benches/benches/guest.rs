@@ -2,35 +2,18 @@
 //! `make bench-guests`), as an intent on a warm Contour sandbox and as the raw `sha256_mib` export on plain
 //! wasmi with fuel on. Both run the same guest code; the difference is Contour's layers.
 
-use contour_core::{Compilation, Plugin, Policy, Sandbox, VirtualEnvironment};
+mod common;
+
+use contour_benches::baseline::RawSha256;
+use contour_benches::contour::warm_sandbox;
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
-use wasmi::{CompilationMode, Config, Engine, Linker, Module, Store, TypedFunc};
 
 /// The sha256 guest, built by `make bench-guests` (the bench is skipped without it).
 const SHA256_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/sha256.wasm");
 /// MiB hashed per iteration.
 const SHA256_MIB: u32 = 1;
-
-/// A plain wasmi instance of the guest (fuel on, lazy compilation), its `tdm` imports stubbed to answer -4 (the
-/// raw export never calls them): the store and the `sha256_mib` export.
-fn wasmi_sha256_mib(wasm: &[u8]) -> (Store<()>, TypedFunc<i32, i32>) {
-    let mut config = Config::default();
-    config.consume_fuel(true).compilation_mode(CompilationMode::Lazy);
-    let engine = Engine::new(&config);
-    let module = Module::new(&engine, wasm).expect("the sha256 guest compiles");
-    let mut store = Store::new(&engine, ());
-    store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
-    let mut linker = Linker::<()>::new(&engine);
-    linker.func_wrap("tdm", "tdm_host_call", |_: i32, _: i32| -> i32 { -4 }).expect("the stub links");
-    linker.func_wrap("tdm", "tdm_host_response", |_: i32, _: i32| -> i32 { -4 }).expect("the stub links");
-    let instance = linker.instantiate_and_start(&mut store, &module).expect("the sha256 guest instantiates");
-    let sha256_mib = instance.get_typed_func(&store, "sha256_mib").expect("the guest exports sha256_mib");
-    (store, sha256_mib)
-}
 
 fn sha256(c: &mut Criterion) {
     let Ok(wasm) = std::fs::read(Path::new(SHA256_WASM)) else {
@@ -42,10 +25,7 @@ fn sha256(c: &mut Criterion) {
     // Tens of milliseconds per iteration: sample flat so 20 samples fit the measurement time.
     group.sampling_mode(SamplingMode::Flat);
 
-    let plugin =
-        Plugin::load(&wasm, Policy { compilation: Compilation::default(), ..Policy::default() }).expect("it loads");
-    let mut sandbox = Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(7)));
-    sandbox.launch().expect("the sha256 guest launches");
+    let mut sandbox = warm_sandbox(&wasm);
     let request = contour_core::abi::request(1, "sha256", &serde_json::json!({ "mib": SHA256_MIB }));
     let first = sandbox.execute_request(&request);
     assert!(first.outcome.is_completed(), "{}", first.outcome.json);
@@ -58,26 +38,14 @@ fn sha256(c: &mut Criterion) {
         })
     });
 
-    let (mut store, sha256_mib) = wasmi_sha256_mib(&wasm);
-    group.bench_function("wasmi_fuel", |b| {
-        b.iter(|| {
-            store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
-            sha256_mib.call(&mut store, black_box(SHA256_MIB as i32)).expect("sha256_mib runs")
-        })
-    });
+    let mut raw = RawSha256::new(&wasm);
+    group.bench_function("wasmi_fuel", |b| b.iter(|| raw.run(black_box(SHA256_MIB as i32))));
     group.finish();
-}
-
-fn config() -> Criterion {
-    Criterion::default()
-        .measurement_time(Duration::from_secs(2))
-        .warm_up_time(Duration::from_millis(500))
-        .sample_size(20)
 }
 
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config();
     targets = sha256
 }
 criterion_main!(benches);

@@ -14,11 +14,12 @@
 //! `contour_benches::peers` checks it), so wasm3 runs the same modules as everyone else, and for sha256 the
 //! `wasm32v1-none` build of the same guest.
 
+mod common;
+
 use contour_benches::peers::{check_mvp, extism_echo_wasm, EXTISM_ECHO_FUNCTION};
 use contour_benches::{echo_wasm, fib_wasm, large_wasm, loop_wasm, request_of_size, ECHO_OUTCOME};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use std::hint::black_box;
-use std::time::Duration;
 
 /// The fib argument of the compute benchmark (as in `sandbox.rs`).
 const FIB_N: i32 = 25;
@@ -350,17 +351,9 @@ fn cold_start(c: &mut Criterion) {
     }
 }
 
-/// The same sampling as `sandbox.rs`, so both benches' figures are comparable.
-fn config() -> Criterion {
-    Criterion::default()
-        .measurement_time(Duration::from_secs(2))
-        .warm_up_time(Duration::from_millis(500))
-        .sample_size(20)
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config();
     targets = cold_start, echo, compute
 }
 criterion_main!(benches);

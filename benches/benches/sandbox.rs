@@ -2,6 +2,8 @@
 //! constant-answer WAT plugin, and the Rust SDK's hello plugin when it is built), compute (fib, a tight loop) with
 //! fuel metering on, one host call of `log`, and intents per second over separate sandboxes on 1 and 2 threads.
 
+mod common;
+
 use contour_benches::baseline::{wasmi_engine, wasmi_instance, wasmi_instance_on, HostFnWork, RawEcho, RawHostLog};
 use contour_benches::contour::{self, log_sandbox, warm_sandbox};
 use contour_benches::{
@@ -12,7 +14,6 @@ use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throug
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Barrier;
-use std::time::Duration;
 use std::time::Instant;
 use wasmi::{CompilationMode, Engine, Module, TypedFunc};
 
@@ -204,16 +205,9 @@ fn throughput(c: &mut Criterion) {
     }
 }
 
-fn config() -> Criterion {
-    Criterion::default()
-        .measurement_time(Duration::from_secs(2))
-        .warm_up_time(Duration::from_millis(500))
-        .sample_size(20)
-}
-
 criterion_group! {
     name = benches;
-    config = config();
+    config = common::config();
     targets = cold_start, echo, echo_rust, compute, host_call, throughput
 }
 criterion_main!(benches);

@@ -117,3 +117,31 @@ impl RawHostLog {
         self.calls.call(&mut self.store, n as i32).expect("log_calls runs")
     }
 }
+
+/// The sha256 guest's raw `sha256_mib (i32) -> i32` export on plain wasmi (fuel on, lazy compilation), its `tdm`
+/// imports stubbed to answer -4 (the raw export never calls them).
+pub struct RawSha256 {
+    store: Store<()>,
+    sha256_mib: TypedFunc<i32, i32>,
+}
+
+impl RawSha256 {
+    /// A warm instance of the sha256 guest `wasm`.
+    pub fn new(wasm: &[u8]) -> Self {
+        let engine = wasmi_engine(CompilationMode::Lazy, true);
+        let module = Module::new(&engine, wasm).expect("the sha256 guest compiles");
+        let mut store = Store::new(&engine, ());
+        let mut linker = Linker::<()>::new(&engine);
+        linker.func_wrap("tdm", "tdm_host_call", |_: i32, _: i32| -> i32 { -4 }).expect("the stub links");
+        linker.func_wrap("tdm", "tdm_host_response", |_: i32, _: i32| -> i32 { -4 }).expect("the stub links");
+        let instance = linker.instantiate_and_start(&mut store, &module).expect("the sha256 guest instantiates");
+        let sha256_mib = instance.get_typed_func(&store, "sha256_mib").expect("the guest exports sha256_mib");
+        Self { store, sha256_mib }
+    }
+
+    /// Hashes `mib` MiB (a fresh fuel budget each call); answers the digest's first 4 bytes, big-endian.
+    pub fn run(&mut self, mib: i32) -> i32 {
+        self.store.set_fuel(u64::MAX / 2).expect("fuel metering is on");
+        self.sha256_mib.call(&mut self.store, mib).expect("sha256_mib runs")
+    }
+}
