@@ -38,9 +38,7 @@ pub struct Runtime {
 impl Runtime {
     /// A runtime with the engine settings of `policy`.
     pub fn new(policy: &Policy) -> Result<Self, Failure> {
-        policy
-            .validate()
-            .map_err(|e| Failure::new(BlockedReason::InvalidModule, format!("The policy is unusable: {e}.")))?;
+        usable(policy)?;
         let engine = engine_for(policy);
         let mut linker = Linker::new(&engine);
         wasi::link(&mut linker).and_then(|()| host::link(&mut linker)).map_err(|e| {
@@ -115,6 +113,7 @@ impl Plugin {
     /// Parses `bytes` for `profile` on a shared `runtime` (which must fit `policy`) and runs
     /// every load-time check; the first failure found is the error.
     pub fn load_on(runtime: &Arc<Runtime>, bytes: &[u8], policy: Policy, profile: Profile) -> Result<Self, Failure> {
+        usable(&policy)?;
         runtime.check_fits(&policy)?;
         let (module, inspection) = Self::parse(&runtime.engine, bytes, &policy, profile)?;
         if let Err(failure) = inspection.verdict() {
@@ -126,9 +125,7 @@ impl Plugin {
     /// Parses and checks `bytes` without deciding: the full report, including every failure.
     /// Function bodies are fully validated here whatever the compilation mode.
     pub fn inspect(bytes: &[u8], policy: &Policy, profile: Profile) -> Result<Inspection, Failure> {
-        policy
-            .validate()
-            .map_err(|e| Failure::new(BlockedReason::InvalidModule, format!("The policy is unusable: {e}.")))?;
+        usable(policy)?;
         let engine = engine_for(policy);
         let (_, inspection) = Self::parse(&engine, bytes, policy, profile)?;
         Module::validate(&engine, bytes).map_err(|e| invalid_module(&e))?;
@@ -169,6 +166,11 @@ impl Plugin {
     pub fn runtime(&self) -> &Arc<Runtime> {
         &self.runtime
     }
+}
+
+/// A policy whose limits cannot be enforced is refused before any module is parsed under it.
+fn usable(policy: &Policy) -> Result<(), Failure> {
+    policy.validate().map_err(|e| Failure::new(BlockedReason::InvalidModule, format!("The policy is unusable: {e}.")))
 }
 
 fn invalid_module(error: &wasmi::Error) -> Failure {
