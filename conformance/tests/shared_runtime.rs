@@ -70,3 +70,17 @@ fn a_policy_the_runtime_does_not_fit_is_refused() {
         assert!(failure.message().contains("runtime"), "{failure}");
     }
 }
+
+#[test]
+fn an_unusable_policy_is_refused_on_a_shared_runtime_and_by_inspect() {
+    let runtime = Arc::new(Runtime::new(&Policy::default()).expect("the default policy is usable"));
+    let wasm = wat::parse_str(COUNTER).expect("the text parses");
+    let unusable = Policy { fuel_per_intent: 0, ..Policy::default() };
+    assert!(runtime.fits(&unusable), "the engine settings match; only a limit is unusable");
+    let failure = Plugin::load_on(&runtime, &wasm, unusable.clone(), Profile::Marketplace).err().expect("refused");
+    assert_eq!(failure.reason.as_str(), "invalid_module");
+    assert!(failure.message().contains("unusable"), "{failure}");
+    let failure = Plugin::inspect(&wasm, &unusable, Profile::Marketplace).err().expect("refused");
+    assert!(failure.message().contains("unusable"), "{failure}");
+    assert!(Runtime::new(&unusable).is_err());
+}
