@@ -50,8 +50,10 @@ test: fmt-check clippy unit embedded-core
 # Criterion benches (Contour vs bare wasmi, target/criterion/), resident memory per sandbox
 # (target/density.json) and instructions per hot path under callgrind (target/profile.json).
 # bench-report turns them into benches/REPORT.md and benches/echo_latency.svg.
+# BENCH_FEATURES is empty here; bench-peers sets it to the peers feature.
+BENCH_FEATURES ?=
 bench: bench-guests rust-examples valgrind
-	$(CARGO) bench -p contour-benches
+	$(CARGO) bench -p contour-benches $(BENCH_FEATURES)
 	$(CARGO) run --release -q -p contour-benches --bin density
 	$(CARGO) run --release -q -p contour-benches --bin profile
 
@@ -67,12 +69,10 @@ bench-profile: rust-examples valgrind
 # Cranelift and Pulley, wasm3, Extism 1.30) in one run, so every ratio against a peer is from the same run. Building
 # wasmtime and Extism's own wasmtime takes about 20 minutes the first time on 2 cores; the wasm3 crate's build
 # script runs Debian's bindgen, which needs libclang-dev (both installed when missing).
-bench-peers: bench-guests rust-examples valgrind
+bench-peers:
 	@command -v bindgen >/dev/null && dpkg -s libclang-dev >/dev/null 2>&1 || \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bindgen libclang-dev)
-	$(CARGO) bench -p contour-benches --features peers
-	$(CARGO) run --release -q -p contour-benches --bin density
-	$(CARGO) run --release -q -p contour-benches --bin profile
+	$(MAKE) bench BENCH_FEATURES="--features peers"
 
 bench-report:
 	$(CARGO) run --release -q -p contour-benches --bin report
