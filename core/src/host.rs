@@ -558,14 +558,13 @@ fn host_call(mut caller: Caller<'_, HostState>, ptr: u32, len: u32) -> Result<i3
     let answer = match call {
         Err(failure) => HostAnswer { result: Err(failure), fuel_used: 0 },
         Ok(call) => {
-            let permission = call.permission();
-            record.permission = permission.as_ref().map(ToString::to_string);
+            record.permission = call.permission().as_ref().map(ToString::to_string);
             if call.allowed_by(&state.host.grants) {
                 record.granted = true;
                 let context = CallContext { remaining_ns, fuel_remaining };
                 state.host.intents.call(&call, &context)
             } else {
-                let missing = permission.map_or_else(String::new, |p| p.to_string());
+                let missing = record.permission.as_deref().unwrap_or_default();
                 HostAnswer::failed(BlockedReason::PermissionDenied, format!("`{name}` needs `{missing}`."))
             }
         }
