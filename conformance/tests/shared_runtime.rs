@@ -80,7 +80,7 @@ fn an_unusable_policy_is_refused_on_a_shared_runtime_and_by_inspect() {
     let failure = Plugin::load_on(&runtime, &wasm, unusable.clone(), Profile::Marketplace).err().expect("refused");
     assert_eq!(failure.reason.as_str(), "invalid_module");
     assert!(failure.message().contains("unusable"), "{failure}");
-    let failure = Plugin::inspect(&wasm, &unusable, Profile::Marketplace).err().expect("refused");
+    let failure = Plugin::inspect(&wasm, &unusable, Profile::Marketplace).expect_err("refused");
     assert!(failure.message().contains("unusable"), "{failure}");
     assert!(Runtime::new(&unusable).is_err());
 }
