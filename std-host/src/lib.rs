@@ -14,6 +14,7 @@ pub mod module_file;
 pub mod operator;
 pub mod package;
 pub mod repl;
+pub mod terminal;
 pub mod workspace;
 
 pub use environment::{HostEnvironment, SeededEnvironment};
