@@ -15,6 +15,7 @@ use crate::intents::{PluginIdentity, StdIntents};
 use crate::module_file::{read_module, ModuleFileError};
 use crate::operator::{self, OperatorError, Source};
 use crate::package::{Hub, Package, PackageError};
+use crate::terminal::{self, errln, outln};
 use crate::workspace::{now_ms, LastCall, PluginState, Workspace, WorkspaceError};
 use crate::workspace::{workspace_dir, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
 use clap::{Args, Parser, Subcommand};
@@ -361,7 +362,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(UsageError(message)) => {
-            eprintln!("tdm: error: {message}");
+            errln!("tdm: error: {message}");
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -386,9 +387,7 @@ fn environment(seed: Option<u64>, policy: &Policy) -> Box<dyn Environment> {
 }
 
 fn print_outcome(outcome: &Outcome) -> u8 {
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{}", outcome.json);
-    let _ = stdout.flush();
+    terminal::out_json(&outcome.json);
     if outcome.is_completed() {
         EXIT_COMPLETED
     } else {
@@ -396,16 +395,16 @@ fn print_outcome(outcome: &Outcome) -> u8 {
     }
 }
 
-/// Forwards a plugin's captured output to tdm's stderr, each line marked as the plugin's.
+/// Forwards a plugin's captured output to tdm's stderr, each line marked as the plugin's (and
+/// escaped: a plugin's bytes never reach the terminal raw).
 fn forward_plugin_output(report: &IntentReport) {
-    let mut stderr = std::io::stderr().lock();
     for (stream, bytes) in [("stdout", &report.stdout), ("stderr", &report.stderr)] {
         for line in String::from_utf8_lossy(bytes).lines() {
-            let _ = writeln!(stderr, "[plugin {stream}] {line}");
+            errln!("[plugin {stream}] {line}");
         }
     }
     if report.output_dropped > 0 {
-        let _ = writeln!(stderr, "[plugin] {} bytes of output dropped (capture limit)", report.output_dropped);
+        errln!("[plugin] {} bytes of output dropped (capture limit)", report.output_dropped);
     }
 }
 
@@ -443,7 +442,7 @@ fn execute_once(sandbox: &mut Sandbox, method: &str, params: &Value, stats: bool
     let elapsed = started.elapsed();
     forward_plugin_output(&report);
     if stats {
-        eprintln!(
+        errln!(
             "tdm: fuel_used={} peak_memory_bytes={} launch_fuel={} elapsed_us={}",
             report.fuel_used,
             report.peak_memory_bytes,
@@ -516,22 +515,20 @@ fn audit(args: &AuditArgs) -> Result<u8, UsageError> {
     let path = args.audit.clone().unwrap_or_else(|| workspace_dir(args.workspace.as_deref()).join(AUDIT_FILE));
     if !path.exists() {
         if !args.json {
-            println!("(no audit log at {})", path.display());
+            outln!("(no audit log at {})", path.display());
         }
         return Ok(EXIT_COMPLETED);
     }
     let entries = read_entries(&path, args.plugin.as_deref()).map_err(UsageError)?;
-    let mut out = std::io::stdout().lock();
     for entry in &entries {
         if args.json {
-            let _ = writeln!(out, "{entry}");
+            terminal::out_json(&entry.to_string());
         } else {
             let field = |name: &str| {
                 entry.get(name).map_or_else(String::new, |v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
             };
             let verdict = if entry.get("granted") == Some(&Value::Bool(true)) { "granted" } else { "DENIED" };
-            let _ = writeln!(
-                out,
+            outln!(
                 "{}  {:<16} {:<13} {:<24} {:<8} bytes={} fuel={}",
                 field("time"),
                 field("plugin"),
@@ -555,7 +552,7 @@ fn operate(
     let workspace = open_workspace(&args.ws)?;
     match action(&workspace, &args.id) {
         Ok(()) => {
-            println!("{}", done.replace("{}", &args.id));
+            outln!("{}", done.replace("{}", &args.id));
             Ok(EXIT_COMPLETED)
         }
         Err(e) => Ok(refused(&e)),
@@ -568,7 +565,7 @@ fn open_workspace(ws: &WorkspaceArg) -> Result<Workspace, UsageError> {
 
 /// Operator refusals exit 1 with the reason on stderr; I/O problems exit 2.
 fn refused(e: &OperatorError) -> u8 {
-    eprintln!("tdm: {e}");
+    errln!("tdm: {e}");
     match e {
         OperatorError::Io(..)
         | OperatorError::Workspace(WorkspaceError::Io(..) | WorkspaceError::CorruptState(..))
@@ -584,17 +581,16 @@ fn hub_list(dir: &Path, json: bool) -> Result<u8, UsageError> {
     };
     for entry in &hub.entries {
         if json {
-            println!(
-                "{}",
-                json!({"id": entry.id, "version": entry.version, "sha256": entry.sha256, "price": entry.price.to_string(), "path": entry.path})
+            terminal::out_json(
+                &json!({"id": entry.id, "version": entry.version, "sha256": entry.sha256, "price": entry.price.to_string(), "path": entry.path}).to_string(),
             );
         } else {
-            println!(
+            outln!(
                 "{:<20} {:<10} {:<12} sha256:{}",
                 entry.id,
                 entry.version,
                 entry.price.to_string(),
-                &entry.sha256[..entry.sha256.len().min(12)]
+                prefix(&entry.sha256, 12)
             );
         }
     }
@@ -615,20 +611,25 @@ fn install(args: &InstallArgs) -> Result<u8, UsageError> {
     };
     match operator::install(&workspace, &source, args.accept_price) {
         Ok(report) => {
-            println!("installed {}@{} (sha256 {})", report.id, report.version, &report.sha256[..12]);
+            outln!("installed {}@{} (sha256 {})", report.id, report.version, prefix(&report.sha256, 12));
             if report.approval_voided {
-                println!("its earlier approval no longer covers this module or its permissions: approve it again");
+                outln!("its earlier approval no longer covers this module or its permissions: approve it again");
             }
             let state = if report.still_approved {
                 "approved (same module and permissions)"
             } else {
                 "installed, pending approval: nothing was run"
             };
-            println!("state: {state}");
+            outln!("state: {state}");
             Ok(EXIT_COMPLETED)
         }
         Err(e) => Ok(refused(&e)),
     }
+}
+
+/// The first `chars` characters of `text` (a hash prefix to show; never splits a character).
+fn prefix(text: &str, chars: usize) -> &str {
+    text.char_indices().nth(chars).map_or(text, |(end, _)| &text[..end])
 }
 
 fn limits_line(policy: &Policy) -> String {
@@ -649,22 +650,21 @@ fn approve(args: &ApproveArgs) -> Result<u8, UsageError> {
         Err(e) => return Ok(refused(&e)),
     };
     let permissions: Vec<String> = package.requested.iter().map(ToString::to_string).collect();
-    println!("plugin:      {} {} ({})", package.manifest.id, package.manifest.version, package.manifest.name);
-    println!("module:      sha256 {}", package.manifest.sha256);
-    println!("permissions: {}", if permissions.is_empty() { "none".to_string() } else { permissions.join(", ") });
-    println!("limits:      {}", limits_line(&package.policy()));
+    outln!("plugin:      {} {} ({})", package.manifest.id, package.manifest.version, package.manifest.name);
+    outln!("module:      sha256 {}", package.manifest.sha256);
+    outln!("permissions: {}", if permissions.is_empty() { "none".to_string() } else { permissions.join(", ") });
+    outln!("limits:      {}", limits_line(&package.policy()));
     if !args.yes {
         use std::io::IsTerminal;
         if !std::io::stdin().is_terminal() {
-            eprintln!("tdm: refusing to approve without a terminal to confirm on; pass --yes to approve from a script");
+            errln!("tdm: refusing to approve without a terminal to confirm on; pass --yes to approve from a script");
             return Ok(EXIT_USAGE);
         }
-        print!("Approve this plugin to run with exactly these permissions? [y/N] ");
-        let _ = std::io::stdout().flush();
+        terminal::out_prompt("Approve this plugin to run with exactly these permissions? [y/N] ");
         let mut answer = String::new();
         std::io::stdin().read_line(&mut answer)?;
         if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            println!("not approved");
+            outln!("not approved");
             return Ok(EXIT_FAILED);
         }
     }
@@ -672,7 +672,7 @@ fn approve(args: &ApproveArgs) -> Result<u8, UsageError> {
     {
         return Ok(refused(&e));
     }
-    println!("approved {}", args.id);
+    outln!("approved {}", args.id);
     Ok(EXIT_COMPLETED)
 }
 
@@ -744,7 +744,7 @@ fn call(args: &CallArgs) -> Result<u8, UsageError> {
         Ok(())
     });
     if let Err(e) = recorded {
-        eprintln!("tdm: could not record the call in the workspace: {e}");
+        errln!("tdm: could not record the call in the workspace: {e}");
     }
     Ok(print_outcome(&report.outcome))
 }
@@ -770,7 +770,7 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, UsageError> {
             "id": id,
             "version": plugin.version,
             "hash": plugin.sha256,
-            "hashPrefix": &plugin.sha256[..plugin.sha256.len().min(12)],
+            "hashPrefix": prefix(&plugin.sha256, 12),
             "state": plugin_state.as_str(),
             "requested": plugin.requested,
             "granted": granted,
@@ -791,20 +791,25 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, UsageError> {
         }));
     }
     if json {
-        println!(
-            "{}",
-            json!({"workspace": workspace.dir.display().to_string(), "auditLogBytes": audit_bytes, "plugins": rows})
+        terminal::out_json(
+            &json!({"workspace": workspace.dir.display().to_string(), "auditLogBytes": audit_bytes, "plugins": rows})
+                .to_string(),
         );
         return Ok(EXIT_COMPLETED);
     }
-    println!("workspace: {}", workspace.dir.display());
-    println!("audit log: {} ({audit_bytes} bytes)", audit_path.display());
+    outln!("workspace: {}", workspace.dir.display());
+    outln!("audit log: {} ({audit_bytes} bytes)", audit_path.display());
     if rows.is_empty() {
-        println!("no plugins installed");
+        outln!("no plugins installed");
     }
-    println!(
+    outln!(
         "{:<16} {:<9} {:<13} {:<15} {:<28} {:<28} LAST CALL",
-        "ID", "VERSION", "HASH", "STATE", "REQUESTED", "GRANTED"
+        "ID",
+        "VERSION",
+        "HASH",
+        "STATE",
+        "REQUESTED",
+        "GRANTED"
     );
     for row in &rows {
         let list = |key: &str| {
@@ -827,7 +832,7 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, UsageError> {
                 c["durationUs"]
             ),
         };
-        println!(
+        outln!(
             "{:<16} {:<9} {:<13} {:<15} {:<28} {:<28} {}",
             row["id"].as_str().unwrap_or(""),
             row["version"].as_str().unwrap_or(""),
@@ -837,9 +842,12 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, UsageError> {
             list("granted"),
             last
         );
-        println!(
+        outln!(
             "{:<16} limits: memory {} B, fuel {}, deadline {} ms",
-            "", row["limits"]["maxMemoryBytes"], row["limits"]["fuelPerIntent"], row["limits"]["timeoutMs"]
+            "",
+            row["limits"]["maxMemoryBytes"],
+            row["limits"]["fuelPerIntent"],
+            row["limits"]["timeoutMs"]
         );
     }
     Ok(EXIT_COMPLETED)
@@ -939,15 +947,16 @@ fn inspect(args: &InspectArgs) -> Result<u8, UsageError> {
         Ok(inspection) => inspection,
         Err(failure) => {
             if args.json {
-                println!("{}", json!({"verdict": "rejected", "failures": [failure_json(&failure)]}));
+                terminal::out_json(&json!({"verdict": "rejected", "failures": [failure_json(&failure)]}).to_string());
             } else {
-                println!("verdict: rejected\n  {}: {}", failure.reason, failure.message());
+                outln!("verdict: rejected");
+                outln!("  {}: {}", failure.reason, failure.message());
             }
             return Ok(EXIT_FAILED);
         }
     };
     if args.json {
-        println!("{}", inspection_json(&inspection));
+        terminal::out_json(&inspection_json(&inspection).to_string());
     } else {
         print_inspection(&args.plugin, &inspection, &policy);
     }
@@ -955,25 +964,25 @@ fn inspect(args: &InspectArgs) -> Result<u8, UsageError> {
 }
 
 fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy) {
-    println!("module: {}", path.display());
-    println!("exports:");
+    outln!("module: {}", path.display());
+    outln!("exports:");
     for export in &inspection.exports {
-        println!("  {:<28} {}", export.name, export.ty);
+        outln!("  {:<28} {}", export.name, export.ty);
     }
-    println!("imports:");
+    outln!("imports:");
     if inspection.imports.is_empty() {
-        println!("  (none)");
+        outln!("  (none)");
     }
     for import in &inspection.imports {
         let verdict = match &import.verdict {
             ImportVerdict::Allowed => "allowed".to_string(),
             ImportVerdict::Rejected(why) => format!("REJECTED: {why}"),
         };
-        println!("  {}.{:<24} {:<28} {verdict}", import.module, import.name, import.ty);
+        outln!("  {}.{:<24} {:<28} {verdict}", import.module, import.name, import.ty);
     }
     let host_imports: Vec<&str> =
         inspection.imports.iter().filter(|i| i.module == contour_core::host::MODULE).map(|i| i.name.as_str()).collect();
-    println!(
+    outln!(
         "host intents: {}",
         if host_imports.is_empty() {
             "none (compute, WASI stdio and clocks only)".to_string()
@@ -982,21 +991,21 @@ fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy) {
         }
     );
     match inspection.memory {
-        Some(m) => println!(
+        Some(m) => outln!(
             "memory: {} initial pages, maximum {}; policy limit {} bytes ({} pages)",
             m.minimum_pages,
             m.maximum_pages.map_or_else(|| "none".to_string(), |p| p.to_string()),
             policy.max_memory_bytes,
             policy.max_memory_pages()
         ),
-        None => println!("memory: none exported"),
+        None => outln!("memory: none exported"),
     }
     if inspection.failures.is_empty() {
-        println!("verdict: accepted");
+        outln!("verdict: accepted");
     } else {
-        println!("verdict: rejected");
+        outln!("verdict: rejected");
         for failure in &inspection.failures {
-            println!("  {}: {}", failure.reason, failure.message());
+            outln!("  {}: {}", failure.reason, failure.message());
         }
     }
 }
@@ -1040,7 +1049,7 @@ fn exec(args: &ExecArgs) -> Result<u8, UsageError> {
     let plugin = match Plugin::load_as(&bytes, policy, Profile::Command) {
         Ok(plugin) => plugin,
         Err(failure) => {
-            eprintln!("tdm: {} rejected: {} ({})", args.module.display(), failure.message(), failure.reason);
+            errln!("tdm: {} rejected: {} ({})", args.module.display(), failure.message(), failure.reason);
             return Ok(EXIT_EXEC_REJECTED);
         }
     };
@@ -1056,7 +1065,7 @@ fn exec(args: &ExecArgs) -> Result<u8, UsageError> {
     match report.exit {
         CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
         CommandExit::Failed(failure) => {
-            eprintln!("tdm: {} stopped: {} ({})", args.module.display(), failure.message(), failure.reason);
+            errln!("tdm: {} stopped: {} ({})", args.module.display(), failure.message(), failure.reason);
             Ok(match failure.reason {
                 BlockedReason::PluginTrap => EXIT_EXEC_TRAP,
                 _ => EXIT_EXEC_LIMIT,
