@@ -9,6 +9,7 @@
 //! never ends the session: the sandbox relaunches on the next intent.
 
 use crate::cli::EXIT_USAGE;
+use crate::terminal::{self, errln, outln, textln, Layout};
 use contour_core::policy::Policy;
 use contour_core::{Environment, HostIntents, IntentReport, Permission, Permissions, Plugin, Sandbox};
 use rustyline::completion::Completer;
@@ -71,7 +72,7 @@ pub fn run_lines(session: ReplSession, mut input: impl BufRead, out: &mut impl W
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
-                let _ = writeln!(err, "tdm repl: error: reading the input failed: {e}");
+                let _ = textln!(err, "tdm repl: error: reading the input failed: {e}");
                 return EXIT_USAGE;
             }
         }
@@ -86,13 +87,13 @@ pub fn run_lines(session: ReplSession, mut input: impl BufRead, out: &mut impl W
             Ok(Flow::Continue) => {}
             Ok(Flow::Quit) => break,
             Err(e) => {
-                let _ = writeln!(err, "tdm repl: error: writing the output failed: {e}");
+                let _ = textln!(err, "tdm repl: error: writing the output failed: {e}");
                 return EXIT_USAGE;
             }
         }
     }
     if let Err(e) = out.flush() {
-        let _ = writeln!(err, "tdm repl: error: writing the output failed: {e}");
+        let _ = textln!(err, "tdm repl: error: writing the output failed: {e}");
         return EXIT_USAGE;
     }
     0
@@ -101,7 +102,8 @@ pub fn run_lines(session: ReplSession, mut input: impl BufRead, out: &mut impl W
 /// The terminal REPL: rustyline with history and completion.
 fn interactive(session: ReplSession) -> Result<u8, String> {
     let history = session.history.clone();
-    let prompt = format!("{}> ", session.label);
+    // The label is a file stem or a plugin id, and rustyline writes the prompt as it is.
+    let prompt = format!("{}> ", terminal::escape(&session.label));
     let config = Config::builder()
         .max_history_size(1000)
         .map_err(|e| format!("cannot configure the line editor: {e}"))?
@@ -110,14 +112,16 @@ fn interactive(session: ReplSession) -> Result<u8, String> {
         .build();
     let mut editor: Editor<Completion, DefaultHistory> =
         Editor::with_config(config).map_err(|e| format!("cannot start the line editor: {e}"))?;
-    editor.set_helper(Some(Completion { intents: session.intents.clone() }));
+    // Completion lists candidates as they are: a name that would need escaping is not offered.
+    let intents = session.intents.iter().filter(|name| !name.contains(terminal::is_unsafe)).cloned().collect();
+    editor.set_helper(Some(Completion { intents }));
     if let Some(path) = history.as_ref().filter(|p| p.exists()) {
         if let Err(e) = editor.load_history(path) {
-            eprintln!("tdm repl: warning: cannot read the history {}: {e}", path.display());
+            errln!("tdm repl: warning: cannot read the history {}: {e}", path.display());
         }
     }
     let mut repl = Repl::new(session, true);
-    println!(
+    outln!(
         "Contour REPL for {}: type METHOD [JSON params] or a JSON-RPC request; :help lists the commands.",
         repl.label
     );
@@ -134,7 +138,7 @@ fn interactive(session: ReplSession) -> Result<u8, String> {
                     Err(e) => break Err(format!("writing the output failed: {e}")),
                 }
             }
-            Err(ReadlineError::Interrupted) => println!("(:quit or Ctrl-D leaves)"),
+            Err(ReadlineError::Interrupted) => outln!("(:quit or Ctrl-D leaves)"),
             Err(ReadlineError::Eof) => break Ok(0),
             Err(e) => break Err(format!("reading the line failed: {e}")),
         }
@@ -144,7 +148,7 @@ fn interactive(session: ReplSession) -> Result<u8, String> {
             let _ = std::fs::create_dir_all(parent);
         }
         if let Err(e) = editor.save_history(path) {
-            eprintln!("tdm repl: warning: cannot save the history {}: {e}", path.display());
+            errln!("tdm repl: warning: cannot save the history {}: {e}", path.display());
         }
     }
     result
@@ -304,74 +308,6 @@ impl Validator for Completion {}
 
 impl Helper for Completion {}
 
-/// Re-renders valid JSON text keeping its key order: compact (one line) or pretty (two-space
-/// indent). Text that is not JSON comes back as is (with line breaks removed when compact).
-fn reformat(json: &str, pretty: bool) -> String {
-    if serde_json::from_str::<Value>(json).is_err() {
-        return if pretty { json.to_string() } else { json.replace(['\r', '\n'], " ") };
-    }
-    let mut result = String::with_capacity(json.len() + json.len() / 2);
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut chars = json.chars().peekable();
-    let newline = |result: &mut String, depth: usize| {
-        result.push('\n');
-        result.extend(std::iter::repeat_n("  ", depth));
-    };
-    while let Some(c) = chars.next() {
-        if in_string {
-            result.push(c);
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            c if c.is_whitespace() => {}
-            '"' => {
-                in_string = true;
-                result.push(c);
-            }
-            '{' | '[' => {
-                result.push(c);
-                while chars.peek().is_some_and(|c| c.is_whitespace()) {
-                    chars.next();
-                }
-                let close = if c == '{' { '}' } else { ']' };
-                if chars.peek() == Some(&close) {
-                    chars.next();
-                    result.push(close);
-                } else {
-                    depth += 1;
-                    if pretty {
-                        newline(&mut result, depth);
-                    }
-                }
-            }
-            '}' | ']' => {
-                depth = depth.saturating_sub(1);
-                if pretty {
-                    newline(&mut result, depth);
-                }
-                result.push(c);
-            }
-            ',' => {
-                result.push(c);
-                if pretty {
-                    newline(&mut result, depth);
-                }
-            }
-            ':' => result.push_str(if pretty { ": " } else { ":" }),
-            c => result.push(c),
-        }
-    }
-    result
-}
-
 /// What the loop does after a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flow {
@@ -444,9 +380,9 @@ impl Repl {
     /// Reports a problem with the line on stderr and carries on.
     fn error(&self, err: &mut dyn Write, message: &str) -> io::Result<()> {
         if self.terminal {
-            writeln!(err, "error: {message}")
+            textln!(err, "error: {message}")
         } else {
-            writeln!(err, "tdm repl: line {}: error: {message}", self.line_no)
+            textln!(err, "tdm repl: line {}: error: {message}", self.line_no)
         }
     }
 
@@ -478,11 +414,12 @@ impl Repl {
         self.stats.total_time += elapsed;
         self.stats.last_peak_memory = Some(report.peak_memory_bytes);
         forward_plugin_output(&report, err)?;
-        writeln!(out, "{}", reformat(&report.outcome.json, self.terminal))?;
+        let layout = if self.terminal { Layout::Pretty } else { Layout::Line };
+        terminal::write_json(out, &report.outcome.json, layout)?;
         let figures = if self.terminal { &mut *out } else { &mut *err };
         let micros = elapsed.as_micros();
         if self.terminal {
-            writeln!(
+            textln!(
                 figures,
                 "-- fuel {} | peak memory {} | {}.{:03} ms{}",
                 report.fuel_used,
@@ -492,7 +429,7 @@ impl Repl {
                 if discarded { " | instance discarded: the next intent starts a fresh one" } else { "" }
             )?;
         } else {
-            writeln!(
+            textln!(
                 figures,
                 "tdm repl: line {}: fuel_used={} peak_memory_bytes={} elapsed_us={micros}{}",
                 self.line_no,
@@ -509,22 +446,22 @@ impl Repl {
         let info: &mut dyn Write = if self.terminal { out } else { err };
         match command {
             Command::Help => {
-                writeln!(info, "METHOD [JSON params]   run an intent (params default to {{}})")?;
-                writeln!(info, "{{...}}                  send a raw JSON-RPC request as is")?;
+                textln!(info, "METHOD [JSON params]   run an intent (params default to {{}})")?;
+                textln!(info, "{{...}}                  send a raw JSON-RPC request as is")?;
                 for (name, help) in COMMANDS {
-                    writeln!(info, "{name:<22} {help}")?;
+                    textln!(info, "{name:<22} {help}")?;
                 }
             }
             Command::Intents if self.intents.is_empty() => {
-                writeln!(info, "(no intents declared; any METHOD is sent to the plugin as is)")?;
+                textln!(info, "(no intents declared; any METHOD is sent to the plugin as is)")?;
             }
             Command::Intents => {
                 for name in &self.intents {
-                    writeln!(info, "{name}")?;
+                    textln!(info, "{name}")?;
                 }
             }
             Command::Limits => write_limits(info, self.plugin.policy())?,
-            Command::Fuel(None) => writeln!(info, "fuel per intent: {}", self.plugin.policy().fuel_per_intent)?,
+            Command::Fuel(None) => textln!(info, "fuel per intent: {}", self.plugin.policy().fuel_per_intent)?,
             Command::Fuel(Some(fuel)) => {
                 let mut policy = self.plugin.policy().clone();
                 policy.fuel_per_intent = fuel;
@@ -532,7 +469,7 @@ impl Repl {
                     Ok(plugin) => {
                         self.plugin = Arc::new(plugin);
                         self.sandbox = Some(self.new_sandbox());
-                        writeln!(
+                        textln!(
                             info,
                             "fuel per intent: {fuel} (plugin reloaded; the next intent starts a fresh instance)"
                         )?;
@@ -550,13 +487,13 @@ impl Repl {
                 )?;
             }
             Command::Grant(text) => match self.grant(&text) {
-                Ok(message) => writeln!(info, "{message}")?,
+                Ok(message) => textln!(info, "{message}")?,
                 Err(message) => self.error(info, &message)?,
             },
             Command::Stats => {
                 let stats = &self.stats;
                 let micros = stats.total_time.as_micros();
-                writeln!(
+                textln!(
                     info,
                     "intents run: {} ({} failed) | total fuel: {} | last peak memory: {} | total time: {}.{:03} ms",
                     stats.intents,
@@ -569,7 +506,7 @@ impl Repl {
             }
             Command::Reset => {
                 self.sandbox().discard();
-                writeln!(info, "instance discarded: the next intent starts a fresh one")?;
+                textln!(info, "instance discarded: the next intent starts a fresh one")?;
             }
             Command::Record(_) | Command::Stop => {
                 self.error(info, "recording is not available yet: replay traces arrive with the replay issue")?;
@@ -641,7 +578,7 @@ fn write_limits(out: &mut dyn Write, policy: &Policy) -> io::Result<()> {
         ("compilation", format!("{:?}", policy.compilation)),
     ];
     for (name, value) in fields {
-        writeln!(out, "{name:<24} {value}")?;
+        textln!(out, "{name:<24} {value}")?;
     }
     Ok(())
 }
@@ -650,11 +587,11 @@ fn write_limits(out: &mut dyn Write, policy: &Policy) -> io::Result<()> {
 fn forward_plugin_output(report: &IntentReport, err: &mut dyn Write) -> io::Result<()> {
     for (stream, bytes) in [("stdout", &report.stdout), ("stderr", &report.stderr)] {
         for line in String::from_utf8_lossy(bytes).lines() {
-            writeln!(err, "[plugin {stream}] {line}")?;
+            textln!(err, "[plugin {stream}] {line}")?;
         }
     }
     if report.output_dropped > 0 {
-        writeln!(err, "[plugin] {} bytes of output dropped (capture limit)", report.output_dropped)?;
+        textln!(err, "[plugin] {} bytes of output dropped (capture limit)", report.output_dropped)?;
     }
     Ok(())
 }
@@ -767,21 +704,6 @@ mod tests {
         assert_eq!(complete(&intents, ":grant v"), (7, vec!["vault:read".to_string()]));
         assert_eq!(complete(&intents, ":grant  ne"), (8, vec!["network:".to_string()]));
         assert_eq!(complete(&intents, "greet {"), (0, Vec::new()));
-    }
-
-    #[test]
-    fn reformats_json_keeping_key_order() {
-        let text =
-            "{\"status\":\"completed\",\n  \"output\":{\"b\":[1, 2],\"a\":\"x, {y}: \\\"z\\\"\",\"e\":{ },\"f\":[]}}";
-        assert_eq!(
-            reformat(text, false),
-            r#"{"status":"completed","output":{"b":[1,2],"a":"x, {y}: \"z\"","e":{},"f":[]}}"#
-        );
-        let pretty = reformat(text, true);
-        assert!(pretty.starts_with("{\n  \"status\": \"completed\",\n  \"output\": {\n    \"b\": [\n"), "{pretty}");
-        let reparsed: Value = serde_json::from_str(&pretty).expect("pretty output is JSON");
-        assert_eq!(reparsed, serde_json::from_str::<Value>(text).expect("JSON"));
-        assert_eq!(reformat("not\njson", false), "not json");
     }
 
     #[test]
