@@ -181,7 +181,7 @@ fn log_writes_lines_and_is_bounded_in_count_and_bytes() {
     let outcome = forward(&mut sandbox, "log", json!({"level": "info", "message": "three"}));
     assert_failed(&outcome, "host_call_limit_exceeded", "2 messages");
     let text = String::from_utf8(sink.lock().unwrap().clone()).unwrap();
-    assert_eq!(text, "[plugin forward info] one\n[plugin forward error] two\\nforged\n");
+    assert_eq!(text, "[plugin forward info] one\n[plugin forward error] two\\u{a}forged\n");
 
     let sink = Arc::new(Mutex::new(Vec::new()));
     let log = Log::new(100, 10).with_sink(sink.clone());

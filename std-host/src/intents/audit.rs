@@ -5,6 +5,7 @@
 //! stderr once per log, never a panic, and never stops the plugin.
 
 use super::PluginIdentity;
+use crate::terminal::errln;
 use contour_core::AuditRecord;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -88,7 +89,7 @@ impl AuditLog {
         if let Err(e) = result {
             if !self.warned {
                 self.warned = true;
-                eprintln!("tdm: cannot append to the audit log {}: {e} (further errors are not shown)", path.display());
+                errln!("tdm: cannot append to the audit log {}: {e} (further errors are not shown)", path.display());
             }
         }
     }

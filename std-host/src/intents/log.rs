@@ -1,12 +1,13 @@
 //! `log {level, message}`: one line `[plugin <id> <level>] <message>` on tdm's stderr, bounded
-//! in count and bytes per sandbox (past a bound the call fails and nothing is written). Control
-//! characters in the message are escaped, so a plugin cannot forge extra lines or drive the
-//! terminal. The audit entry is written by core's audit callback, not here.
+//! in count and bytes per sandbox (past a bound the call fails and nothing is written). The line
+//! is escaped by `crate::terminal` like every other line tdm prints, so a plugin cannot forge
+//! extra lines or drive the terminal. The audit entry is written by core's audit callback, not
+//! here.
 
 use super::PluginIdentity;
+use crate::terminal;
 use contour_core::{BlockedReason, HostAnswer};
 use serde_json::json;
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 /// Default number of messages per sandbox.
@@ -34,19 +35,6 @@ impl Default for Log {
     }
 }
 
-/// `message` with control characters escaped (`\n`, `\u{1b}`, ...).
-fn escape_controls(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    for c in message.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 impl Log {
     /// At most `max_count` messages and `max_bytes` bytes (of messages, as given).
     pub fn new(max_count: u32, max_bytes: u64) -> Self {
@@ -69,7 +57,7 @@ impl Log {
         if !LEVELS.contains(&level) {
             return HostAnswer::failed(
                 BlockedReason::InvalidHostRequest,
-                format!("`log`: invalid level `{}`; use debug, info, warn or error.", escape_controls(level)),
+                format!("`log`: invalid level `{}`; use debug, info, warn or error.", terminal::escape(level)),
             );
         }
         let size = message.len() as u64;
@@ -84,16 +72,13 @@ impl Log {
         }
         self.count += 1;
         self.bytes += size;
-        let line = format!("[plugin {} {level}] {}\n", identity.id, escape_controls(message));
+        let line = format!("[plugin {} {level}] {message}", identity.id);
         let written = match &self.sink {
             Some(sink) => match sink.lock() {
-                Ok(mut buffer) => {
-                    buffer.extend_from_slice(line.as_bytes());
-                    Ok(())
-                }
+                Ok(mut buffer) => terminal::write_line(&mut *buffer, &line),
                 Err(_) => Err(std::io::Error::other("the log sink is poisoned")),
             },
-            None => std::io::stderr().lock().write_all(line.as_bytes()),
+            None => terminal::write_line(&mut std::io::stderr().lock(), &line),
         };
         match written {
             Ok(()) => HostAnswer::ok(json!({ "logged": true })),
@@ -111,11 +96,11 @@ mod tests {
         let sink = Arc::new(Mutex::new(Vec::new()));
         let mut log = Log::new(2, 100).with_sink(sink.clone());
         let id = PluginIdentity { id: "p".into(), hash: "h".into() };
-        assert!(log.log(&id, "info", "a\nb\u{1b}[2J").result.is_ok());
+        assert!(log.log(&id, "info", "a\nb\u{1b}[2J\u{202e}").result.is_ok());
         assert!(log.log(&id, "loud", "x").result.is_err());
         assert!(log.log(&id, "warn", "second").result.is_ok());
         assert!(log.log(&id, "warn", "third").result.is_err());
         let text = String::from_utf8(sink.lock().unwrap().clone()).unwrap();
-        assert_eq!(text, "[plugin p info] a\\nb\\u{1b}[2J\n[plugin p warn] second\n");
+        assert_eq!(text, "[plugin p info] a\\u{a}b\\u{1b}[2J\\u{202e}\n[plugin p warn] second\n");
     }
 }
