@@ -610,7 +610,11 @@ mod tests {
         (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) i32.const 16))"#;
 
     fn new_repl(allow_grant: bool) -> Repl {
-        let bytes = wat::parse_str(ONE).expect("valid WAT");
+        repl_of(ONE, allow_grant)
+    }
+
+    fn repl_of(wat: &str, allow_grant: bool) -> Repl {
+        let bytes = wat::parse_str(wat).expect("valid WAT");
         let plugin = Arc::new(Plugin::load(&bytes, Policy::default()).expect("loads"));
         let session = ReplSession {
             label: "one".into(),
@@ -783,5 +787,19 @@ mod tests {
         assert!(err.is_empty(), "{err}");
         let (_, _, err) = handle(&mut repl, ":bogus");
         assert_eq!(err, "error: unknown command `:bogus` (:help lists the commands)\n");
+    }
+
+    #[test]
+    fn terminal_mode_escapes_the_pretty_outcome() {
+        let response = "{\"status\":\"completed\",\r\"output\":{\"csi\":\"\u{9b}31m\",\"rlo\":\"\u{202e}x\"}\r}";
+        let mut data: String =
+            u32::try_from(response.len()).unwrap().to_le_bytes().iter().map(|b| format!("\\{b:02x}")).collect();
+        data.extend(response.bytes().map(|b| format!("\\{b:02x}")));
+        let mut repl = repl_of(&ONE.replace(r#"\21\00\00\00{\"status\":\"completed\",\"output\":1}"#, &data), true);
+        repl.terminal = true;
+        let (_, out, _) = handle(&mut repl, "greet");
+        let outcome = out.split("\n-- fuel").next().unwrap_or_default();
+        assert_eq!(outcome, "{\n  \"status\": \"completed\",\n  \"output\": {\n    \"csi\": \"\\u009b31m\",\n    \"rlo\": \"\\u202ex\"\n  }\n}");
+        assert_eq!(serde_json::from_str::<Value>(outcome).ok(), serde_json::from_str::<Value>(response).ok());
     }
 }
