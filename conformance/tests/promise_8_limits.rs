@@ -231,8 +231,8 @@ impl Environment for SlowWallClock {
     fn fill_random(&mut self, dest: &mut [u8]) {
         self.inner.fill_random(dest);
     }
-    fn sleep_ns(&mut self, ns: u64) {
-        self.inner.sleep_ns(ns);
+    fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> contour_core::Slept {
+        self.inner.sleep_ns(ns, deadline_ns)
     }
     fn deadline_clock_ns(&mut self) -> Option<u64> {
         self.now_ns += self.step_ns;
@@ -242,10 +242,10 @@ impl Environment for SlowWallClock {
 
 #[test]
 fn the_wall_clock_deadline_ends_a_long_intent() {
-    // Plenty of fuel, small slices, and a wall clock that moves 2 s per check: the deadline
-    // (5 s by default) ends the loop well before the fuel does.
-    let policy = Policy { fuel_per_intent: 1_000_000_000, fuel_slice: 100_000, ..Policy::default() };
-    let env = SlowWallClock { inner: VirtualEnvironment::new(0), now_ns: 0, step_ns: 2_000_000_000 };
+    // Plenty of fuel, small slices, and a wall clock that moves 100 ms per check: the deadline
+    // (5 s by default) ends the loop after about 50 slices, well before the fuel does.
+    let policy = Policy { fuel_per_intent: 1_000_000_000, fuel_slice: 10_000, ..Policy::default() };
+    let env = SlowWallClock { inner: VirtualEnvironment::new(0), now_ns: 0, step_ns: 100_000_000 };
     let mut sandbox = Sandbox::new(load(&fixture("misbehave"), policy.clone()), Box::new(env));
     let report = run(&mut sandbox, "loop");
     assert_eq!(report.outcome.blocked_reason(), Some("deadline_exceeded"), "{}", report.outcome.json);

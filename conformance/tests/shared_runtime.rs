@@ -66,7 +66,8 @@ fn a_policy_the_runtime_does_not_fit_is_refused() {
     ] {
         assert!(!runtime.fits(&policy));
         let failure = Plugin::load_on(&runtime, &wasm, policy, Profile::Marketplace).err().expect("refused");
-        assert_eq!(failure.reason.as_str(), "invalid_module", "{failure}");
+        // The module is fine; the policy is what cannot be honoured here.
+        assert_eq!(failure.reason.as_str(), "invalid_policy", "{failure}");
         assert!(failure.message().contains("runtime"), "{failure}");
     }
 }
@@ -78,9 +79,10 @@ fn an_unusable_policy_is_refused_on_a_shared_runtime_and_by_inspect() {
     let unusable = Policy { fuel_per_intent: 0, ..Policy::default() };
     assert!(runtime.fits(&unusable), "the engine settings match; only a limit is unusable");
     let failure = Plugin::load_on(&runtime, &wasm, unusable.clone(), Profile::Marketplace).err().expect("refused");
-    assert_eq!(failure.reason.as_str(), "invalid_module");
-    assert!(failure.message().contains("unusable"), "{failure}");
+    assert_eq!(failure.reason.as_str(), "invalid_policy");
+    assert!(failure.message().contains("fuel_per_intent"), "{failure}");
     let failure = Plugin::inspect(&wasm, &unusable, Profile::Marketplace).expect_err("refused");
-    assert!(failure.message().contains("unusable"), "{failure}");
-    assert!(Runtime::new(&unusable).is_err());
+    assert_eq!(failure.reason.as_str(), "invalid_policy");
+    assert!(failure.message().contains("fuel_per_intent"), "{failure}");
+    assert_eq!(Runtime::new(&unusable).err().map(|f| f.reason.as_str()), Some("invalid_policy"));
 }

@@ -2,6 +2,7 @@
 //! bounds-checked reading of `[u32 LE length][JSON]` from guest memory. Pure functions over
 //! byte slices, so every rule is unit-testable without an engine.
 
+use crate::guest::region;
 use crate::reason::{BlockedReason, Failure};
 use alloc::format;
 use alloc::vec::Vec;
@@ -17,37 +18,31 @@ pub fn request(id: u64, method: &str, params: &Value) -> Vec<u8> {
     serde_json::to_vec(&Value::Object(object)).unwrap_or_default()
 }
 
-/// The end of `[ptr, ptr + len)`, or `None` when it overflows or passes `memory_len`.
-pub fn region_end(ptr: u32, len: u32, memory_len: usize) -> Option<usize> {
-    let end = (ptr as usize).checked_add(len as usize)?;
-    (end <= memory_len).then_some(end)
-}
-
-/// Checks the region `tdm_alloc` returned for the request.
-pub fn check_request_region(ptr: u32, len: u32, memory_len: usize) -> Result<(), Failure> {
+/// Checks the region `tdm_alloc` returned for the request; returns its byte range.
+pub fn check_request_region(ptr: u32, len: u32, memory_len: usize) -> Result<core::ops::Range<usize>, Failure> {
     if ptr == 0 {
         return Err(Failure::new(BlockedReason::AllocationFailed, format!("tdm_alloc({len}) returned 0.")));
     }
-    if region_end(ptr, len, memory_len).is_none() {
-        return Err(Failure::new(
+    region(ptr, len, memory_len).ok_or_else(|| {
+        Failure::new(
             BlockedReason::AllocationFailed,
             format!("tdm_alloc({len}) returned {ptr:#x}, past the end of memory ({memory_len} bytes)."),
-        ));
-    }
-    Ok(())
+        )
+    })
 }
 
 /// Reads the response length at `ptr` and returns the byte range of the JSON, checking the
 /// length field and the body against memory and the body against `max_len`.
 pub fn response_range(memory: &[u8], ptr: u32, max_len: u32) -> Result<core::ops::Range<usize>, Failure> {
     let invalid = |detail| Failure::new(BlockedReason::InvalidResponse, detail);
-    let header_end = region_end(ptr, 4, memory.len()).ok_or_else(|| {
+    let header = region(ptr, 4, memory.len()).ok_or_else(|| {
         invalid(format!(
             "The response pointer {ptr:#x} leaves no room for its length in memory of {} bytes.",
             memory.len()
         ))
     })?;
-    let start = ptr as usize;
+    let header_end = header.end;
+    let start = header.start;
     let length = u32::from_le_bytes([memory[start], memory[start + 1], memory[start + 2], memory[start + 3]]);
     if length > max_len {
         return Err(Failure::new(

@@ -2,10 +2,9 @@
 //! section 2), every import against the allowlist with its exact signature (promise 3), and the
 //! declared memory against the policy. `Inspection` is the full report `tdm inspect` prints.
 
-use crate::host;
+use crate::allowlist::{self, Signature, HOST_MODULE};
 use crate::policy::{Policy, WASM_PAGE_BYTES};
-use crate::reason::{BlockedReason, Failure};
-use crate::wasi::{self, Signature};
+use crate::reason::{quote, BlockedReason, Failure, MAX_QUOTE_CHARS};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -42,6 +41,9 @@ const PLUGIN_EXPORTS: [RequiredExport; 3] = [
 const INITIALIZE: RequiredExport = RequiredExport { name: "_initialize", params: &[], results: &[] };
 /// The entry point of a command module.
 const START: RequiredExport = RequiredExport { name: "_start", params: &[], results: &[] };
+
+/// How many offending imports a failure message names before it says how many more there are.
+const MAX_LISTED_OFFENDERS: usize = 16;
 
 /// The verdict on one import.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,17 +113,29 @@ impl Inspection {
             })
             .collect();
         let mut failures = Vec::new();
-        let offenders: Vec<String> = imports
-            .iter()
-            .filter_map(|i| match &i.verdict {
-                ImportVerdict::Rejected(why) => Some(format!("{}.{} ({why})", i.module, i.name)),
-                ImportVerdict::Allowed => None,
-            })
-            .collect();
-        if !offenders.is_empty() {
+        let rejected: Vec<&ImportReport> =
+            imports.iter().filter(|i| matches!(i.verdict, ImportVerdict::Rejected(_))).collect();
+        if !rejected.is_empty() {
+            // Every offender is named, each name quoted and cut, and the list itself is cut once
+            // it is long (the inspection keeps every import): a module's names cannot make the
+            // message unbounded.
+            let mut listed: Vec<String> = rejected
+                .iter()
+                .take(MAX_LISTED_OFFENDERS)
+                .map(|i| {
+                    let why = match &i.verdict {
+                        ImportVerdict::Rejected(why) => why.as_str(),
+                        ImportVerdict::Allowed => "",
+                    };
+                    format!("{}.{} ({why})", quote(&i.module, MAX_QUOTE_CHARS), quote(&i.name, MAX_QUOTE_CHARS))
+                })
+                .collect();
+            if rejected.len() > MAX_LISTED_OFFENDERS {
+                listed.push(format!("and {} more", rejected.len() - MAX_LISTED_OFFENDERS));
+            }
             failures.push(Failure::new(
                 BlockedReason::ImportNotAllowed,
-                format!("{} rejected: {}.", offenders.len(), offenders.join("; ")),
+                format!("{} rejected: {}.", rejected.len(), listed.join("; ")),
             ));
         }
         let mismatches = check_exports(module, profile);
@@ -153,13 +167,13 @@ fn check_import(module: &str, name: &str, ty: &ExternType, profile: Profile) -> 
     let ExternType::Func(func) = ty else {
         return ImportVerdict::Rejected(String::from("only function imports are allowed"));
     };
-    let expected: Option<&Signature> = match module {
-        wasi::MODULE => wasi::PREVIEW1.iter().find(|s| s.name == name),
-        host::MODULE if profile == Profile::Marketplace => host::IMPORTS.iter().find(|s| s.name == name),
-        _ => None,
+    // Commands get no host intents: `tdm` imports are for plugins only.
+    let expected: Option<&Signature> = match allowlist::find(module, name) {
+        Some(_) if module == HOST_MODULE && profile != Profile::Marketplace => None,
+        found => found,
     };
     let Some(expected) = expected else {
-        return ImportVerdict::Rejected(format!("`{module}.{name}` is not on the allowlist"));
+        return ImportVerdict::Rejected(String::from("not on the allowlist"));
     };
     if profile == Profile::Marketplace && !expected.plugin_safe {
         return ImportVerdict::Rejected(String::from(

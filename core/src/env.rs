@@ -32,6 +32,15 @@ impl Clock {
     }
 }
 
+/// How a sleep ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slept {
+    /// The whole time asked for passed (on a virtual clock: was added to it).
+    Full,
+    /// The run's deadline came first: the environment slept only until then.
+    CutAtDeadline,
+}
+
 /// The embedder's source of every nondeterministic input.
 pub trait Environment: Send {
     /// The time of `clock` in nanoseconds.
@@ -40,8 +49,10 @@ pub trait Environment: Send {
     fn resolution_ns(&self, clock: Clock) -> u64;
     /// Fills `dest` with random bytes.
     fn fill_random(&mut self, dest: &mut [u8]);
-    /// Waits `ns` nanoseconds (a virtual clock just advances).
-    fn sleep_ns(&mut self, ns: u64);
+    /// Waits `ns` nanoseconds (a virtual clock just advances). `deadline_ns` is the wall time
+    /// left before the run's deadline, when there is one: an environment whose sleeps take wall
+    /// time must not sleep longer than that, and answers `CutAtDeadline` when it stopped there.
+    fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> Slept;
     /// Nanoseconds on the host's own monotonic wall clock, used for the intent deadline; `None`
     /// when this host enforces no wall-clock deadline (fuel alone bounds the intent).
     fn deadline_clock_ns(&mut self) -> Option<u64> {
@@ -92,7 +103,9 @@ impl Environment for VirtualEnvironment {
         self.rng.fill_bytes(dest);
     }
 
-    fn sleep_ns(&mut self, ns: u64) {
+    fn sleep_ns(&mut self, ns: u64, _deadline_ns: Option<u64>) -> Slept {
+        // Virtual time: no wall time passes, so the deadline cannot cut it.
         self.elapsed_ns = self.elapsed_ns.saturating_add(ns);
+        Slept::Full
     }
 }

@@ -21,14 +21,19 @@
 //! | module | owns |
 //! |---|---|
 //! | [`policy`] | the limits as data, with the default constraints |
-//! | [`reason`] | the `blockedReason` enum and the typed `Failure` |
+//! | [`reason`] | the `blockedReason` enum, the typed `Failure`, bounded quoting |
+//! | [`allowlist`] | every importable function with its exact signature |
 //! | [`check`] | export, import-allowlist and memory checks at load |
+//! | [`module_limits`] | parse-time limits checked before wasmi parses a module |
+//! | [`plugin`] | `Runtime` (engine + linker) and `Plugin` (a checked module) |
+//! | [`sandbox`] | launch -> execute, and `run_command` |
+//! | [`meter`] | fuel slices, host-work pricing and the one deadline rule |
+//! | `guest` | bounds-checked access to guest memory (ABI, WASI and host calls) |
 //! | [`abi`] | the request bytes and bounds-checked response framing |
-//! | [`sandbox`] | load -> launch -> execute, fuel slices and the deadline |
 //! | [`wasi`] | the WASI Preview1 shim |
 //! | [`host`] | host intents: `tdm_host_call`/`tdm_host_response`, permission check, audit |
 //! | [`fs`] | the read-only filesystem trait behind `tdm exec --dir` |
-//! | [`env`] | the one trait for clocks, entropy and the deadline clock |
+//! | [`env`] | the one trait for clocks, entropy, sleeps and the deadline clock |
 //! | [`outcome`] | the outcome JSON and the per-intent report |
 //! | [`permission`] | the permissions an operator grants, parsed strictly |
 #![no_std]
@@ -40,12 +45,17 @@ extern crate alloc;
 extern crate std;
 
 pub mod abi;
+pub mod allowlist;
 pub mod check;
 pub mod env;
 pub mod fs;
+mod guest;
 pub mod host;
+pub mod meter;
+pub mod module_limits;
 pub mod outcome;
 pub mod permission;
+pub mod plugin;
 pub mod policy;
 pub mod reason;
 pub mod sandbox;
@@ -53,12 +63,13 @@ mod state;
 pub mod wasi;
 
 pub use check::{Inspection, Profile};
-pub use env::{Clock, Environment, VirtualEnvironment};
-pub use host::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, NoHostIntents};
+pub use env::{Clock, Environment, Slept, VirtualEnvironment};
+pub use host::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, NoHostIntents, Spent};
 pub use outcome::{IntentReport, Outcome, Status};
 pub use permission::{Permission, Permissions};
+pub use plugin::{Plugin, Runtime};
 pub use policy::{Compilation, Policy};
 pub use reason::{BlockedReason, Failure};
-pub use sandbox::{run_command, CommandExit, CommandReport, Plugin, Runtime, Sandbox};
+pub use sandbox::{run_command, CommandExit, CommandReport, LaunchReport, Sandbox};
 pub use state::HostState;
 pub use wasi::WasiConfig;

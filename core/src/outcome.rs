@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 /// Whether an intent completed or failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,8 @@ pub struct Outcome {
     pub blocked: Option<Blocked>,
     /// The outcome as one JSON object.
     pub json: String,
+    /// Where the `output` member's JSON text lies in `json`, for a plugin's own response.
+    output_at: Option<core::ops::Range<usize>>,
 }
 
 impl Outcome {
@@ -57,7 +60,7 @@ impl Outcome {
             text(failure.reason.as_str()),
             text(failure.reason.recovery_hint()),
         );
-        Self { status: Status::Failed, blocked: Some(Blocked::Host(failure)), json }
+        Self { status: Status::Failed, blocked: Some(Blocked::Host(failure)), json, output_at: None }
     }
 
     /// Checks a plugin's response bytes against the outcome shape and keeps them as they are.
@@ -68,18 +71,17 @@ impl Outcome {
                 alloc::format!("The response is not UTF-8 (bad byte at offset {}).", e.utf8_error().valid_up_to()),
             )
         })?;
-        let shape: Shape<'_> = serde_json::from_str(&text).map_err(|e| {
-            if e.is_data() {
-                // Valid JSON of the wrong shape (no object, a duplicate key): the reader's own
-                // words, without serde's position suffix.
-                let said = alloc::string::ToString::to_string(&e);
-                shape_error(said.rsplit_once(" at line ").map_or(said.as_str(), |(what, _)| what))
-            } else {
-                Failure::new(BlockedReason::InvalidResponse, alloc::format!("The response is not JSON: {e}."))
-            }
-        })?;
+        let shape: Shape<'_> = serde_json::from_str(&text).map_err(|e| read_error(&e))?;
+        let output_at = shape.output.map(|raw| offset_in(&text, raw.get()));
         let (status, blocked) = shape.check()?;
-        Ok(Self { status, blocked, json: text })
+        Ok(Self { status, blocked, output_at: output_at.flatten(), json: text })
+    }
+
+    /// The JSON text of the plugin's `output` member, exactly as the plugin wrote it (`None`
+    /// for a failure the host rendered). It is never parsed into a tree, so output of any
+    /// depth the response limit allows passes on intact.
+    pub fn output_json(&self) -> Option<&str> {
+        self.output_at.clone().and_then(|range| self.json.get(range))
     }
 
     /// True when the intent completed.
@@ -103,6 +105,24 @@ impl Outcome {
             None => None,
         }
     }
+}
+
+/// A response the reader refused: valid JSON of the wrong shape (no object, a duplicate key) in
+/// the reader's own words without serde's position suffix, or not JSON at all.
+fn read_error(e: &serde_json::Error) -> Failure {
+    if e.is_data() {
+        let said = alloc::string::ToString::to_string(e);
+        shape_error(said.rsplit_once(" at line ").map_or(said.as_str(), |(what, _)| what))
+    } else {
+        Failure::new(BlockedReason::InvalidResponse, alloc::format!("The response is not JSON: {e}."))
+    }
+}
+
+/// The range `part` occupies in `text`, when `part` is a slice of it.
+fn offset_in(text: &str, part: &str) -> Option<core::ops::Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let range = start..start.checked_add(part.len())?;
+    (text.get(range.clone()) == Some(part)).then_some(range)
 }
 
 /// What a JSON value is, as far as the outcome shape cares (strings kept, borrowed when they
@@ -183,7 +203,8 @@ impl<'de> Visitor<'de> for KindVisitor {
 /// at most once (a duplicate would let two readers see two outcomes); the rest skipped.
 struct Shape<'a> {
     status: Option<Kind<'a>>,
-    output: Option<Kind<'a>>,
+    /// Kept as text: a completed outcome's output is only checked to be JSON (at any depth).
+    output: Option<&'a RawValue>,
     message: Option<Kind<'a>>,
     blocked_reason: Option<Kind<'a>>,
     recovery_hint: Option<Kind<'a>>,
@@ -208,7 +229,13 @@ impl<'de> Visitor<'de> for ShapeVisitor {
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             let slot = match key.as_ref() {
                 "status" => &mut shape.status,
-                "output" => &mut shape.output,
+                "output" => {
+                    if shape.output.is_some() {
+                        return Err(de::Error::custom("duplicate key `output`"));
+                    }
+                    shape.output = Some(map.next_value()?);
+                    continue;
+                }
                 "message" => &mut shape.message,
                 "blockedReason" => &mut shape.blocked_reason,
                 "recoveryHint" => &mut shape.recovery_hint,
@@ -281,7 +308,9 @@ impl Shape<'_> {
                         return Err(shape_error(&alloc::format!("a failed outcome needs a string `{field}`")));
                     }
                 }
-                if !matches!(&self.output, Some(Kind::Object(Some(retryable))) if matches!(**retryable, Kind::Bool)) {
+                let output: Option<Kind<'_>> =
+                    self.output.map(|raw| serde_json::from_str(raw.get())).transpose().map_err(|e| read_error(&e))?;
+                if !matches!(&output, Some(Kind::Object(Some(retryable))) if matches!(**retryable, Kind::Bool)) {
                     return Err(shape_error("a failed outcome needs a boolean `output.retryable`"));
                 }
                 let reason = match self.blocked_reason {
@@ -300,11 +329,18 @@ impl Shape<'_> {
 pub struct IntentReport {
     /// The outcome.
     pub outcome: Outcome,
-    /// Fuel consumed by the intent (deterministic).
+    /// Fuel consumed by the intent (deterministic), the launch it triggered included.
     pub fuel_used: u64,
+    /// The part of `fuel_used` spent launching the instance (start function and
+    /// `_initialize`), when the intent launched one; 0 when it ran on a live instance.
+    pub launch_fuel: u64,
     /// Peak linear memory in bytes during the intent (memory never shrinks, so this is its size
     /// when the intent ended).
     pub peak_memory_bytes: u64,
+    /// Host calls the intent made (nested tool calls' included).
+    pub host_calls: u32,
+    /// Bytes its host calls moved (requests and answers, nested ones included).
+    pub host_bytes: u64,
     /// Bytes the plugin wrote to stdout during the intent (captured, bounded).
     pub stdout: Vec<u8>,
     /// Bytes the plugin wrote to stderr during the intent (captured, bounded).

@@ -39,6 +39,10 @@ pub const DEFAULT_MAX_HOST_BYTES: u64 = 16 * 1024 * 1024;
 pub const DEFAULT_MAX_HOST_REQUEST_BYTES: u32 = 1024 * 1024;
 /// Default fuel handed out per slice between deadline checks.
 pub const DEFAULT_FUEL_SLICE: u64 = 4_000_000;
+/// Default fuel a start function may use: wasmi runs it in one piece, so it cannot be paused
+/// at a slice boundary to check the deadline; this bounds its wall time to a few milliseconds.
+/// Toolchains put set-up work in `_initialize`, which runs in slices.
+pub const DEFAULT_START_FUEL: u64 = 10_000_000;
 
 /// How wasmi compiles a module's functions. Fuel stays deterministic in every mode because
 /// Contour sets wasmi's translation and validation fuel costs to zero (see docs/ABI.md).
@@ -62,8 +66,12 @@ pub enum Compilation {
 pub struct Policy {
     /// Linear memory limit in bytes (per memory; a plugin has one).
     pub max_memory_bytes: u64,
-    /// Fuel budget per intent (also the budget of start function and `_initialize`).
+    /// Fuel budget per intent; the launch an intent triggers (start function and
+    /// `_initialize`) spends from the same budget.
     pub fuel_per_intent: u64,
+    /// Most fuel the start function may use (it cannot be paused to check the deadline); 0
+    /// refuses to run any start function.
+    pub start_fuel: u64,
     /// Wall-clock deadline per intent in milliseconds, enforced by hosts that have a clock.
     pub timeout_ms: u64,
     /// Maximum Wasm call depth.
@@ -99,6 +107,7 @@ impl Default for Policy {
         Self {
             max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
             fuel_per_intent: DEFAULT_FUEL_PER_INTENT,
+            start_fuel: DEFAULT_START_FUEL,
             timeout_ms: DEFAULT_TIMEOUT_MS,
             max_call_depth: DEFAULT_MAX_CALL_DEPTH,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,

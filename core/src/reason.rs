@@ -51,11 +51,20 @@ pub enum BlockedReason {
     HostCallLimitExceeded,
     /// A host method failed on the host's side (I/O, network, missing file).
     HostIntentFailed,
+    /// The policy cannot be enforced (a zero limit, memory above 4 GiB, or engine settings the
+    /// runtime was not built for): nothing was loaded under it.
+    InvalidPolicy,
+    /// The host failed on its own account (an internal invariant, a lost environment, a
+    /// serialization failure), not because of anything the plugin did.
+    HostFault,
+    /// The host imports could not be linked (a linker definition is missing or mistyped): a
+    /// fault of the host's build, not of the module, whose imports were already checked.
+    LinkFailed,
 }
 
 impl BlockedReason {
     /// Every reason, in documentation order.
-    pub const ALL: [BlockedReason; 21] = [
+    pub const ALL: [BlockedReason; 24] = [
         Self::AbiMismatch,
         Self::ImportNotAllowed,
         Self::InvalidModule,
@@ -77,6 +86,9 @@ impl BlockedReason {
         Self::InvalidHostRequest,
         Self::HostCallLimitExceeded,
         Self::HostIntentFailed,
+        Self::InvalidPolicy,
+        Self::HostFault,
+        Self::LinkFailed,
     ];
 
     /// The wire name, as it appears in `blockedReason`.
@@ -103,6 +115,9 @@ impl BlockedReason {
             Self::InvalidHostRequest => "invalid_host_request",
             Self::HostCallLimitExceeded => "host_call_limit_exceeded",
             Self::HostIntentFailed => "host_intent_failed",
+            Self::InvalidPolicy => "invalid_policy",
+            Self::HostFault => "host_fault",
+            Self::LinkFailed => "link_failed",
         }
     }
 
@@ -130,6 +145,9 @@ impl BlockedReason {
             Self::InvalidHostRequest => "The host call's params do not fit its method.",
             Self::HostCallLimitExceeded => "The intent exceeded its host-call limits.",
             Self::HostIntentFailed => "The host could not complete the call.",
+            Self::InvalidPolicy => "The policy cannot be enforced.",
+            Self::HostFault => "The host failed on its own account.",
+            Self::LinkFailed => "The host imports could not be linked.",
         }
     }
 
@@ -159,12 +177,17 @@ impl BlockedReason {
             Self::InvalidHostRequest => "Check the method's params in docs/ABI.md.",
             Self::HostCallLimitExceeded => "Make fewer or smaller host calls per intent, or raise the policy limits.",
             Self::HostIntentFailed => "Check the host's resource (file, server) and retry.",
+            Self::InvalidPolicy => {
+                "Fix the named limit: every limit must be greater than zero and memory at most 4 GiB."
+            }
+            Self::HostFault => "Retry; if it persists, report it to the host's maintainers.",
+            Self::LinkFailed => "Report it to the host's maintainers: the host build is broken.",
         }
     }
 
     /// Whether the same request may succeed if retried (with the same policy) later.
     pub const fn retryable(self) -> bool {
-        matches!(self, Self::DeadlineExceeded | Self::HostIntentFailed)
+        matches!(self, Self::DeadlineExceeded | Self::HostIntentFailed | Self::HostFault)
     }
 
     /// Parses a wire name back into a reason.
@@ -177,6 +200,46 @@ impl fmt::Display for BlockedReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// The longest detail a failure carries, in bytes: a message that quotes module or file content
+/// (import names, engine errors, a nested tool's message) is cut here, whatever its source.
+pub const MAX_DETAIL_BYTES: usize = 2048;
+
+/// The longest piece of guest- or file-chosen text quoted in a message, in characters.
+pub const MAX_QUOTE_CHARS: usize = 64;
+
+/// `text` for a message: control characters written as `\u{..}`, cut after `max_chars`
+/// characters with a note of how many bytes were left out.
+pub fn quote(text: &str, max_chars: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max_chars * 2));
+    for (count, (at, c)) in text.char_indices().enumerate() {
+        if count == max_chars {
+            out.push_str(&alloc::format!("... ({} more bytes)", text.len() - at));
+            break;
+        }
+        if c.is_control() {
+            out.push_str(&alloc::format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Cuts `detail` to at most `MAX_DETAIL_BYTES` (at a character boundary).
+fn bounded(mut detail: String) -> String {
+    if detail.len() <= MAX_DETAIL_BYTES {
+        return detail;
+    }
+    let mut cut = MAX_DETAIL_BYTES - 40;
+    while !detail.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let left_out = detail.len() - cut;
+    detail.truncate(cut);
+    detail.push_str(&alloc::format!("... ({left_out} more bytes)"));
+    detail
 }
 
 /// A typed host-side failure: the reason and what exactly happened this time.
@@ -197,7 +260,7 @@ impl Failure {
         // Engine messages can span lines; an outcome message is one line.
         let detail =
             if detail.contains('\n') { detail.split_whitespace().collect::<Vec<_>>().join(" ") } else { detail };
-        Self { reason, detail, exit_code: None }
+        Self { reason, detail: bounded(detail), exit_code: None }
     }
 
     /// The full message: the reason's fixed message, then the detail.
@@ -218,3 +281,30 @@ impl fmt::Display for Failure {
 }
 
 impl core::error::Error for Failure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn details_and_quotes_are_bounded() {
+        let long = "x".repeat(100_000);
+        let failure = Failure::new(BlockedReason::InvalidModule, long.clone());
+        assert!(failure.detail.len() <= MAX_DETAIL_BYTES, "{}", failure.detail.len());
+        assert!(failure.detail.ends_with("more bytes)"));
+        let quoted = quote(&long, 10);
+        assert!(quoted.starts_with("xxxxxxxxxx... (99990 more bytes)"), "{quoted}");
+        assert_eq!(quote("a\u{1b}[2Jb", 64), "a\\u{1b}[2Jb");
+        let wide = "\u{e9}".repeat(3000);
+        assert!(Failure::new(BlockedReason::InvalidModule, wide).detail.len() <= MAX_DETAIL_BYTES);
+        assert_eq!(
+            BlockedReason::ALL.len(),
+            BlockedReason::ALL
+                .iter()
+                .map(|r| r.as_str().to_string())
+                .collect::<alloc::collections::BTreeSet<_>>()
+                .len()
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! The data a wasmi `Store` carries for one instance: its resource limiter, the embedder's
-//! environment, the WASI state and the guest's memory handle.
+//! environment, the WASI state, the guest's memory handle, the run's fuel account and deadline,
+//! and the host-call state. Behaviour lives with each part's owner (`meter`, `wasi`, `host`).
 
 use crate::env::Environment;
 use crate::host::HostCalls;
@@ -69,19 +70,29 @@ impl ResourceLimiter for Limits {
     }
 }
 
-/// The fuel budget of the current run and how much of it was handed to the store so far
-/// (fuel used = given - fuel left in the store).
+/// The fuel budget of the current run and how much of it was handed to the store so far (fuel
+/// used = given - fuel left in the store). While a host function runs, `host_available` is what
+/// its work may still be charged and `host_charged` what it was charged so far (see `meter`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct FuelAccount {
     pub(crate) budget: u64,
     pub(crate) given: u64,
+    pub(crate) host_available: u64,
+    pub(crate) host_charged: u64,
+}
+
+/// The run's wall-clock deadline on the environment's deadline clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Deadline {
+    pub(crate) started_ns: u64,
+    pub(crate) timeout_ns: u64,
 }
 
 /// Per-instance host state, owned by the instance's `Store`.
 pub struct HostState {
     /// Memory, table and instance limits, installed as the store's limiter.
     pub(crate) limits: Limits,
-    /// Every nondeterministic input.
+    /// Every nondeterministic input, and the deadline clock.
     pub(crate) env: Box<dyn Environment>,
     /// Args, environment, fds and output.
     pub(crate) wasi: WasiState,
@@ -89,6 +100,8 @@ pub struct HostState {
     pub(crate) memory: Option<Memory>,
     /// The current run's fuel budget.
     pub(crate) fuel: FuelAccount,
-    /// Host intents: the embedder's methods, the grants, the per-intent counters.
+    /// The current run's deadline, when the host has a wall clock.
+    pub(crate) deadline: Option<Deadline>,
+    /// Host intents: the embedder's methods, the grants, the per-run counters.
     pub(crate) host: HostCalls,
 }

@@ -1,0 +1,175 @@
+//! The two host-intent imports: `tdm_host_call(ptr, len) -> i32` reads a request, checks the
+//! permission, asks the embedder, and keeps the answer pending; `tdm_host_response(ptr, cap)`
+//! copies it out. Every attempt counts against the run's host-call limit and is audited,
+//! readable or not; request and answer bytes are charged at the bulk-memory rate, and what a
+//! nested sandbox spent is charged to this run's budgets.
+
+use super::request::Request;
+use super::{
+    AuditRecord, CallContext, HostAnswer, Method, Spent, ERR_BAD_POINTER, ERR_CAP_TOO_SMALL, ERR_NOTHING_PENDING,
+    ERR_NOT_JSON_RPC, ERR_TOO_LARGE, MODULE, UNREADABLE,
+};
+use crate::guest::Guest;
+use crate::meter;
+use crate::outcome::Outcome;
+use crate::reason::{BlockedReason, Failure};
+use crate::state::HostState;
+use alloc::borrow::Cow;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::ToString;
+use alloc::vec::Vec;
+use serde_json::value::RawValue;
+use wasmi::{Caller, Linker};
+
+/// The bytes the plugin reads back with `tdm_host_response`: a completed outcome with the
+/// output (as the embedder's JSON text), or the failure in its one shape.
+fn outcome_bytes(result: Result<Box<RawValue>, Failure>) -> Vec<u8> {
+    match result {
+        Ok(output) => {
+            let output = output.get();
+            let mut bytes = Vec::with_capacity(output.len() + 32);
+            bytes.extend_from_slice(b"{\"status\":\"completed\",\"output\":");
+            bytes.extend_from_slice(output.as_bytes());
+            bytes.push(b'}');
+            bytes
+        }
+        Err(failure) => Outcome::from_failure(failure).json.into_bytes(),
+    }
+}
+
+/// The host-call limit failure, naming both limits.
+fn over_limit(state: &HostState) -> Failure {
+    Failure::new(
+        BlockedReason::HostCallLimitExceeded,
+        format!("The limits are {} calls and {} bytes per intent.", state.host.max_calls, state.host.max_bytes),
+    )
+}
+
+/// Records an attempt that could not be read and answers it with `code`.
+fn unreadable(state: &mut HostState, mut record: AuditRecord, code: i32) -> Result<i32, Failure> {
+    record.reason = Some(BlockedReason::InvalidHostRequest.as_str());
+    state.host.intents.audit(&record);
+    Ok(code)
+}
+
+/// Adds what a nested sandbox spent to this run: its host calls and bytes, its output.
+fn absorb(state: &mut HostState, spent: &Spent) {
+    state.host.calls = state.host.calls.saturating_add(spent.host_calls);
+    state.host.bytes = state.host.bytes.saturating_add(spent.host_bytes);
+    for (stderr, bytes) in [(false, &spent.stdout), (true, &spent.stderr)] {
+        if !bytes.is_empty() {
+            // A closed output only loses the nested tool's lines; the call goes on.
+            let _ = state.wasi.output.write(stderr, bytes);
+        }
+    }
+}
+
+/// `tdm_host_call(ptr, len)`, inside the meter.
+fn serve(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, len: u32) -> Result<i32, Failure> {
+    state.host.calls = state.host.calls.saturating_add(1);
+    let mut record = AuditRecord {
+        method: Cow::Borrowed(UNREADABLE),
+        permission: None,
+        granted: false,
+        bytes: 0,
+        fuel_used: state.fuel_used(),
+        reason: None,
+    };
+    if state.host.calls > state.host.max_calls {
+        record.reason = Some(BlockedReason::HostCallLimitExceeded.as_str());
+        state.host.intents.audit(&record);
+        return Err(over_limit(state));
+    }
+    if len > state.host.max_request_bytes {
+        return unreadable(state, record, ERR_TOO_LARGE);
+    }
+    let Ok(bytes) = guest.bytes(ptr, len) else {
+        return unreadable(state, record, ERR_BAD_POINTER);
+    };
+    record.bytes = u64::from(len);
+    state.host.bytes = state.host.bytes.saturating_add(u64::from(len));
+    state.charge_bytes(u64::from(len))?;
+    let Some(request) = Request::parse(bytes) else {
+        return unreadable(state, record, ERR_NOT_JSON_RPC);
+    };
+    let method = Method::from_name(&request.method);
+    record.method = method.map_or_else(|| Cow::Owned(request.method.to_string()), |m| Cow::Borrowed(m.as_str()));
+    let name = &request.method;
+    let call = match method {
+        None => Err(Failure::new(BlockedReason::UnknownHostMethod, format!("`{name}` is not a host method."))),
+        Some(method) => request
+            .call(method)
+            .map_err(|why| Failure::new(BlockedReason::InvalidHostRequest, format!("`{name}`: {why}."))),
+    };
+    let answer = match call {
+        Err(failure) => HostAnswer { result: Err(failure), spent: Spent::default() },
+        Ok(call) => {
+            record.permission = call.permission().as_ref().map(ToString::to_string);
+            if state.host.bytes > state.host.max_bytes {
+                record.reason = Some(BlockedReason::HostCallLimitExceeded.as_str());
+                state.host.intents.audit(&record);
+                return Err(over_limit(state));
+            }
+            if call.allowed_by(&state.host.grants) {
+                let context = CallContext {
+                    remaining_ns: state.deadline_remaining()?,
+                    fuel_remaining: state.fuel_remaining(),
+                    host_calls_remaining: state.host.max_calls.saturating_sub(state.host.calls),
+                    host_bytes_remaining: state.host.max_bytes.saturating_sub(state.host.bytes),
+                };
+                let answer = state.host.intents.call(&call, &context);
+                record.granted = !matches!(&answer.result, Err(f) if f.reason == BlockedReason::PermissionDenied);
+                answer
+            } else {
+                let missing = record.permission.as_deref().unwrap_or_default();
+                HostAnswer::failed(BlockedReason::PermissionDenied, format!("`{name}` needs `{missing}`."))
+            }
+        }
+    };
+    let HostAnswer { result, spent } = answer;
+    record.reason = result.as_ref().err().map(|f| f.reason.as_str());
+    absorb(state, &spent);
+    let response = outcome_bytes(result);
+    record.bytes += response.len() as u64;
+    state.host.bytes = state.host.bytes.saturating_add(response.len() as u64);
+    state.host.intents.audit(&record);
+    state.charge(spent.fuel)?;
+    state.charge_bytes(response.len() as u64)?;
+    if state.host.calls > state.host.max_calls || state.host.bytes > state.host.max_bytes {
+        return Err(over_limit(state));
+    }
+    let n = i32::try_from(response.len()).unwrap_or(i32::MAX);
+    state.host.pending = Some(response);
+    Ok(n)
+}
+
+/// `tdm_host_response(ptr, cap)`, inside the meter.
+fn respond(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, cap: u32) -> Result<i32, Failure> {
+    let Some(len) = state.host.pending.as_ref().map(Vec::len) else {
+        return Ok(ERR_NOTHING_PENDING);
+    };
+    if (cap as usize) < len {
+        return Ok(ERR_CAP_TOO_SMALL);
+    }
+    let Ok(target) = guest.bytes_mut(ptr, u32::try_from(len).unwrap_or(u32::MAX)) else {
+        return Ok(ERR_BAD_POINTER);
+    };
+    let Some(pending) = state.host.pending.take() else {
+        return Ok(ERR_NOTHING_PENDING);
+    };
+    target.copy_from_slice(&pending);
+    state.charge_bytes(len as u64)?;
+    Ok(i32::try_from(len).unwrap_or(i32::MAX))
+}
+
+/// Defines the two host-intent imports on `linker`.
+pub fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
+    linker.func_wrap(MODULE, "tdm_host_call", |mut caller: Caller<'_, HostState>, ptr: u32, len: u32| {
+        meter::host_work(&mut caller, |guest, state| serve(guest, state, ptr, len))
+    })?;
+    linker.func_wrap(MODULE, "tdm_host_response", |mut caller: Caller<'_, HostState>, ptr: u32, cap: u32| {
+        meter::host_work(&mut caller, |guest, state| respond(guest, state, ptr, cap))
+    })?;
+    Ok(())
+}

@@ -1,0 +1,311 @@
+//! Reading a host call: the JSON-RPC 2.0 envelope, and the params of each method parsed into a
+//! typed `HostCall`. The rule is the request read as a JSON tree; the fast paths read the common
+//! shapes in place and must agree with it (a test checks they do).
+
+use super::{HostCall, Method};
+use alloc::borrow::Cow;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+fn str_field<'a>(params: &'a Value, field: &str) -> Result<&'a str, String> {
+    params.get(field).and_then(Value::as_str).ok_or_else(|| format!("`params.{field}` must be a string"))
+}
+
+/// Parses the params of `method` into a typed call. This is the rule; [`parse_call_fast`] only
+/// takes its common cases faster.
+fn parse_call(method: Method, params: &Value) -> Result<HostCall, String> {
+    Ok(match method {
+        Method::DistRead => HostCall::DistRead { path: str_field(params, "path")?.to_string() },
+        Method::Log => HostCall::Log {
+            level: params.get("level").and_then(Value::as_str).unwrap_or("info").to_string(),
+            message: str_field(params, "message")?.to_string(),
+        },
+        Method::NetFetch => {
+            let url = str_field(params, "url")?.to_string();
+            let host = url_host(&url)?;
+            let method = params.get("method").and_then(Value::as_str).unwrap_or("GET").to_ascii_uppercase();
+            let mut headers = Vec::new();
+            if let Some(map) = params.get("headers") {
+                let map = map.as_object().ok_or("`params.headers` must be an object of strings")?;
+                for (name, value) in map {
+                    let value = value.as_str().ok_or("`params.headers` values must be strings")?;
+                    headers.push((name.clone(), value.to_string()));
+                }
+            }
+            let body = match params.get("body") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(body)) => Some(body.clone()),
+                Some(_) => return Err("`params.body` must be a string".into()),
+            };
+            HostCall::NetFetch { url, host, method, headers, body }
+        }
+        Method::ToolInvoke => HostCall::ToolInvoke {
+            tool: str_field(params, "tool")?.to_string(),
+            intent: str_field(params, "intent")?.to_string(),
+            params: params.get("params").cloned().unwrap_or(Value::Object(serde_json::Map::new())),
+        },
+        Method::VaultRead => HostCall::VaultRead { name: str_field(params, "name")?.to_string() },
+        Method::ContextRead => HostCall::ContextRead { key: str_field(params, "key")?.to_string() },
+    })
+}
+
+/// `log` params, borrowed from the request where no escapes need decoding.
+#[derive(Deserialize)]
+struct LogParams<'a> {
+    #[serde(borrow, default)]
+    level: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: Cow<'a, str>,
+}
+
+/// `dist.read` params.
+#[derive(Deserialize)]
+struct PathParams<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+}
+
+/// `vault.read` params.
+#[derive(Deserialize)]
+struct NameParams<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+}
+
+/// `context.read` params.
+#[derive(Deserialize)]
+struct KeyParams<'a> {
+    #[serde(borrow)]
+    key: Cow<'a, str>,
+}
+
+/// Whether `text` is a JSON object. serde reads a struct from an array too (by position), which
+/// the rule refuses; the fast paths take objects only.
+fn is_object(text: &[u8]) -> bool {
+    text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+/// Parses the common shapes of params straight into a call, without building a JSON tree:
+/// `None` when the params take another shape (or the method is one whose params are rich), and
+/// then [`parse_call`] decides, so both paths accept and refuse exactly the same requests.
+fn parse_call_fast(method: Method, params: &RawValue) -> Option<HostCall> {
+    let text = params.get();
+    if !is_object(text.as_bytes()) {
+        return None;
+    }
+    Some(match method {
+        Method::Log => {
+            let LogParams { level, message } = serde_json::from_str(text).ok()?;
+            let level = level.map_or_else(|| String::from("info"), Cow::into_owned);
+            HostCall::Log { level, message: message.into_owned() }
+        }
+        Method::DistRead => {
+            let PathParams { path } = serde_json::from_str(text).ok()?;
+            HostCall::DistRead { path: path.into_owned() }
+        }
+        Method::VaultRead => {
+            let NameParams { name } = serde_json::from_str(text).ok()?;
+            HostCall::VaultRead { name: name.into_owned() }
+        }
+        Method::ContextRead => {
+            let KeyParams { key } = serde_json::from_str(text).ok()?;
+            HostCall::ContextRead { key: key.into_owned() }
+        }
+        Method::NetFetch | Method::ToolInvoke => return None,
+    })
+}
+
+/// The JSON-RPC 2.0 envelope of a host call, its params left as unparsed text.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Cow<'a, str>,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+/// A host-call request: its method name and params.
+pub(super) struct Request<'a> {
+    pub(super) method: Cow<'a, str>,
+    params: Params<'a>,
+}
+
+/// A request's params: unparsed text (the fast path), a parsed tree, or absent.
+enum Params<'a> {
+    Raw(&'a RawValue),
+    Tree(Value),
+}
+
+impl<'a> Request<'a> {
+    /// Reads a JSON-RPC 2.0 request with a string `method`, or `None`. The envelope is read
+    /// typed and borrowed; anything it cannot read (a duplicate key, say) is read again as a
+    /// JSON tree, whose reading is the rule.
+    pub(super) fn parse(bytes: &'a [u8]) -> Option<Self> {
+        // JSON text is UTF-8: checked once here, so the readers below need not check each string.
+        let text = core::str::from_utf8(bytes).ok()?;
+        if let Some(Ok(envelope)) = is_object(bytes).then(|| serde_json::from_str::<Envelope<'a>>(text)) {
+            if envelope.jsonrpc != "2.0" {
+                return None;
+            }
+            let params = envelope.params.map_or(Params::Tree(Value::Null), Params::Raw);
+            return Some(Self { method: envelope.method, params });
+        }
+        let mut request = serde_json::from_str::<Value>(text).ok()?;
+        let (Some("2.0"), Some(name)) =
+            (request.get("jsonrpc").and_then(Value::as_str), request.get("method").and_then(Value::as_str))
+        else {
+            return None;
+        };
+        let method = Cow::Owned(name.to_string());
+        // The request is ours: move its params out rather than deep-copying them.
+        let params = request.get_mut("params").map(Value::take).unwrap_or(Value::Null);
+        Some(Self { method, params: Params::Tree(params) })
+    }
+
+    /// The typed call, or why the params do not fit the method.
+    pub(super) fn call(&self, method: Method) -> Result<HostCall, String> {
+        match &self.params {
+            Params::Raw(raw) => match parse_call_fast(method, raw) {
+                Some(call) => Ok(call),
+                None => {
+                    let tree: Value = serde_json::from_str(raw.get()).map_err(|e| format!("params: {e}"))?;
+                    parse_call(method, &tree)
+                }
+            },
+            Params::Tree(tree) => parse_call(method, tree),
+        }
+    }
+}
+
+/// The lower-cased host of an `http://` or `https://` URL. Userinfo (`user@host`) is refused,
+/// so a URL cannot show one host to the check and another to the client.
+pub fn url_host(url: &str) -> Result<String, String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or("only http:// and https:// URLs can be fetched")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') || authority.contains('\\') {
+        return Err("URLs with userinfo are refused".into());
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or("").to_string(),
+        None => authority.rsplit_once(':').map_or(authority, |(host, _port)| host).to_string(),
+    };
+    if host.is_empty() {
+        return Err("the URL has no host".into());
+    }
+    Ok(host.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permission::Permissions;
+
+    /// The rule: the request read as a JSON tree, then [`parse_call`].
+    fn by_the_rule(bytes: &[u8]) -> Option<(String, Option<Result<HostCall, String>>)> {
+        let request: Value = serde_json::from_slice(bytes).ok()?;
+        let (Some("2.0"), Some(name)) =
+            (request.get("jsonrpc").and_then(Value::as_str), request.get("method").and_then(Value::as_str))
+        else {
+            return None;
+        };
+        let params = request.get("params").cloned().unwrap_or(Value::Null);
+        Some((name.to_string(), Method::from_name(name).map(|m| parse_call(m, &params))))
+    }
+
+    #[test]
+    fn the_fast_reading_of_a_request_agrees_with_the_rule() {
+        let params = [
+            r#"{"level":"warn","message":"hi"}"#,
+            r#"{"message":"hi"}"#,
+            r#"{"message":"esc\u00e9\n\"q\""}"#,
+            r#"{"level":7,"message":"hi"}"#,
+            r#"{"level":null,"message":"hi"}"#,
+            r#"{"message":"a","message":"b"}"#,
+            r#"{"message":1}"#,
+            r#"["warn","hi"]"#,
+            r#"["a.txt"]"#,
+            r#"{"path":"a.txt"}"#,
+            r#"{"path":"a.txt","extra":[1,{"x":2}]}"#,
+            r#"{"name":"token"}"#,
+            r#"{"key":"user"}"#,
+            r#"{"key":"a","key":"b"}"#,
+            r#"{"url":"https://example.com/","headers":{"a":"b"}}"#,
+            r#"{"tool":"t","intent":"i","params":{"n":1}}"#,
+            r#"null"#,
+            r#""text""#,
+            r#"{}"#,
+        ];
+        let methods = ["log", "dist.read", "vault.read", "context.read", "net.fetch", "tool.invoke", "nope"];
+        let mut requests: Vec<String> = Vec::new();
+        for method in methods {
+            for p in params {
+                requests.push(format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{p}}}"#));
+                requests.push(format!(r#" {{ "params" : {p} , "method" : "{method}" , "jsonrpc" : "2.0" }}"#));
+            }
+            requests.push(format!(r#"{{"jsonrpc":"2.0","method":"{method}"}}"#));
+            requests.push(format!(r#"{{"jsonrpc":"1.0","method":"{method}","params":{{}}}}"#));
+            requests.push(format!(r#"["2.0","{method}",{{"message":"x"}}]"#));
+            requests.push(format!(r#"{{"jsonrpc":"2.0","method":"x","method":"{method}","params":{{"path":"p"}}}}"#));
+        }
+        let not_utf8: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"log\",\"params\":{\"message\":\"\xff\"}}";
+        assert!(by_the_rule(not_utf8).is_none() && Request::parse(not_utf8).is_none());
+        requests.push(String::from(r#"{"jsonrpc":"2.0","method":7}"#));
+        requests.push(String::from(r#"{"jsonrpc":"2.0","method":"log","params":{"message":"x"}"#));
+        for request in &requests {
+            let rule = by_the_rule(request.as_bytes());
+            let fast = Request::parse(request.as_bytes())
+                .map(|r| (r.method.to_string(), Method::from_name(&r.method).map(|m| r.call(m))));
+            match (&rule, &fast) {
+                (None, None) => {}
+                (Some((rule_name, rule_call)), Some((fast_name, fast_call))) => {
+                    assert_eq!(rule_name, fast_name, "{request}");
+                    match (rule_call, fast_call) {
+                        (None, None) => {}
+                        (Some(Ok(a)), Some(Ok(b))) => assert_eq!(a, b, "{request}"),
+                        (Some(Err(_)), Some(Err(_))) => {}
+                        other => panic!("{request}: the rule gives {:?}, the fast path {:?}", other.0, other.1),
+                    }
+                }
+                _ => panic!("{request}: the rule reads it: {}, the fast path: {}", rule.is_some(), fast.is_some()),
+            }
+        }
+    }
+
+    #[test]
+    fn url_hosts_are_parsed_strictly() {
+        assert_eq!(url_host("https://API.example.com/x?y").unwrap(), "api.example.com");
+        assert_eq!(url_host("http://127.0.0.1:8080/").unwrap(), "127.0.0.1");
+        assert_eq!(url_host("http://[::1]:80/").unwrap(), "::1");
+        assert!(url_host("ftp://example.com/").is_err());
+        assert!(url_host("https://user@evil.com/").is_err());
+        assert!(url_host("https://good.com@evil.com/").is_err());
+        assert!(url_host("https:///path").is_err());
+        assert!(url_host("file:///etc/passwd").is_err());
+    }
+
+    #[test]
+    fn permission_checks_follow_the_grants() {
+        let grants = Permissions::parse_all(["network:*.example.com", "vault:read"]).unwrap();
+        let fetch = |host: &str| HostCall::NetFetch {
+            url: format!("https://{host}/"),
+            host: host.into(),
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: None,
+        };
+        assert!(fetch("api.example.com").allowed_by(&grants));
+        assert!(!fetch("example.org").allowed_by(&grants));
+        assert!(HostCall::VaultRead { name: "k".into() }.allowed_by(&grants));
+        assert!(!HostCall::ContextRead { key: "k".into() }.allowed_by(&grants));
+        assert!(HostCall::Log { level: "info".into(), message: "m".into() }.allowed_by(&Permissions::default()));
+    }
+}

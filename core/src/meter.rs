@@ -1,0 +1,234 @@
+//! Fuel and the deadline: one budget and one wall-clock deadline per run (an intent together
+//! with the launch it triggered, or a command), enforced on every path guest code or host work
+//! takes. Wasm runs in fuel slices with the deadline checked between them; the start function,
+//! which wasmi cannot pause, gets one fixed slice; host functions charge fuel for the work a
+//! guest-chosen size asks of them (at wasmi's bulk-memory rate) and check the deadline before
+//! and after it.
+
+use crate::guest::{self, Guest};
+use crate::policy::Policy;
+use crate::reason::{BlockedReason, Failure};
+use crate::state::{Deadline, FuelAccount, HostState};
+use alloc::format;
+use wasmi::{Caller, Store, TypedFunc, TypedResumableCall, WasmParams, WasmResults};
+
+/// Bytes of host work per unit of fuel: the rate wasmi charges bulk memory operations at (the
+/// engine is configured with the same figure).
+pub const BYTES_PER_FUEL: u64 = 64;
+
+/// Fuel one call into the embedder's filesystem costs (an open, a stat, a directory read):
+/// about the wall time of that many Wasm instructions, so a loop of such calls is bounded by
+/// fuel the way a loop of instructions is.
+pub const FS_CALL_FUEL: u64 = 1_000;
+
+/// Fuel for `bytes` of host work, rounded up.
+pub fn fuel_for_bytes(bytes: u64) -> u64 {
+    bytes.div_ceil(BYTES_PER_FUEL)
+}
+
+/// Hands out a run's budget to the store in slices.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Meter {
+    slice: u64,
+}
+
+impl Meter {
+    /// Starts a run: a fresh fuel budget, the deadline clock read, the host-call counters reset.
+    pub(crate) fn start(store: &mut Store<HostState>, policy: &Policy) -> Self {
+        let state = store.data_mut();
+        let started = state.env.deadline_clock_ns();
+        state.deadline =
+            started.map(|started_ns| Deadline { started_ns, timeout_ns: policy.timeout_ms.saturating_mul(1_000_000) });
+        state.fuel = FuelAccount { budget: policy.fuel_per_intent, ..FuelAccount::default() };
+        state.host.start_run();
+        let _ = store.set_fuel(0);
+        Self { slice: policy.fuel_slice }
+    }
+
+    /// Adds up to `amount` fuel from the budget to the store.
+    fn give(store: &mut Store<HostState>, amount: u64) {
+        let account = &mut store.data_mut().fuel;
+        let amount = amount.min(account.budget.saturating_sub(account.given));
+        account.given += amount;
+        let current = store.get_fuel().unwrap_or(0);
+        // Fuel metering is always on for a sandbox engine, so this cannot fail.
+        let _ = store.set_fuel(current.saturating_add(amount));
+    }
+
+    /// Returns the fuel left in the store to the budget.
+    fn take_back(store: &mut Store<HostState>) {
+        let left = store.get_fuel().unwrap_or(0);
+        let account = &mut store.data_mut().fuel;
+        account.given = account.given.saturating_sub(left);
+        let _ = store.set_fuel(0);
+    }
+
+    /// Fuel used so far in this run.
+    pub(crate) fn used(store: &Store<HostState>) -> u64 {
+        store.data().fuel.given.saturating_sub(store.get_fuel().unwrap_or(0))
+    }
+
+    /// Fails with `deadline_exceeded` once the deadline has passed.
+    pub(crate) fn check_deadline(store: &mut Store<HostState>) -> Result<(), Failure> {
+        store.data_mut().deadline_remaining().map(|_| ())
+    }
+
+    /// Called when the store ran out of fuel: checks the deadline, then adds slices until the
+    /// next basic block can run, or fails with `fuel_exhausted` when the budget is spent.
+    fn refuel(&self, store: &mut Store<HostState>, required: u64) -> Result<(), Failure> {
+        Self::check_deadline(store)?;
+        loop {
+            let available = store.get_fuel().unwrap_or(0);
+            if available >= required {
+                return Ok(());
+            }
+            let FuelAccount { budget, given, .. } = store.data().fuel;
+            if given >= budget {
+                return Err(Failure::new(BlockedReason::FuelExhausted, format!("The budget is {budget} fuel.")));
+            }
+            Self::give(store, self.slice.max(required - available));
+        }
+    }
+
+    /// Calls `func` in fuel slices, checking the deadline between slices and when it returns.
+    pub(crate) fn call<P: WasmParams, R: WasmResults>(
+        &self,
+        store: &mut Store<HostState>,
+        func: &TypedFunc<P, R>,
+        params: P,
+        failure_of: impl Fn(&wasmi::Error, &Store<HostState>) -> Failure,
+    ) -> Result<R, Failure> {
+        Self::check_deadline(store)?;
+        if store.get_fuel().unwrap_or(0) == 0 {
+            Self::give(store, self.slice);
+        }
+        let mut call = func.call_resumable(&mut *store, params).map_err(|e| failure_of(&e, store))?;
+        loop {
+            match call {
+                TypedResumableCall::Finished(results) => {
+                    Self::check_deadline(store)?;
+                    return Ok(results);
+                }
+                TypedResumableCall::OutOfFuel(pending) => {
+                    self.refuel(store, pending.required_fuel())?;
+                    call = pending.resume(&mut *store).map_err(|e| failure_of(&e, store))?;
+                }
+                TypedResumableCall::HostTrap(trap) => return Err(failure_of(trap.host_error(), store)),
+            }
+        }
+    }
+
+    /// Runs `start` (instantiation with the module's start function) under at most
+    /// `start_fuel` of the budget: wasmi runs a start function in one piece, so the deadline
+    /// can only be checked by the host functions it calls and when it returns. Unused fuel goes
+    /// back to the budget.
+    pub(crate) fn run_start<T>(
+        store: &mut Store<HostState>,
+        start_fuel: u64,
+        start: impl FnOnce(&mut Store<HostState>) -> Result<T, Failure>,
+    ) -> Result<T, Failure> {
+        Self::take_back(store);
+        let FuelAccount { budget, given, .. } = store.data().fuel;
+        let capped = start_fuel < budget.saturating_sub(given);
+        Self::give(store, start_fuel);
+        let result = start(store).map_err(|failure| match failure.reason {
+            BlockedReason::FuelExhausted if capped => Failure::new(
+                BlockedReason::FuelExhausted,
+                format!(
+                    "The start function may use at most {start_fuel} fuel: wasmi cannot pause it to check the \
+                     deadline. Move set-up work to `_initialize`."
+                ),
+            ),
+            _ => failure,
+        });
+        Self::take_back(store);
+        let value = result?;
+        Self::check_deadline(store)?;
+        Ok(value)
+    }
+}
+
+impl HostState {
+    /// Nanoseconds left before the run's deadline, `deadline_exceeded` once it has passed, or
+    /// `None` when this host enforces no wall-clock deadline. The one deadline rule: the meter
+    /// checks it between fuel slices and after a call returns, host functions before and after
+    /// their work, sleeps never last past it.
+    pub(crate) fn deadline_remaining(&mut self) -> Result<Option<u64>, Failure> {
+        let Some(Deadline { started_ns, timeout_ns }) = self.deadline else {
+            return Ok(None);
+        };
+        let now = self.env.deadline_clock_ns().unwrap_or(started_ns);
+        let elapsed = now.saturating_sub(started_ns);
+        if elapsed > timeout_ns {
+            return Err(self.deadline_failure());
+        }
+        Ok(Some(timeout_ns - elapsed))
+    }
+
+    /// The `deadline_exceeded` failure of this run.
+    pub(crate) fn deadline_failure(&self) -> Failure {
+        let timeout_ms = self.deadline.map_or(0, |d| d.timeout_ns / 1_000_000);
+        Failure::new(BlockedReason::DeadlineExceeded, format!("The limit is {timeout_ms} ms."))
+    }
+
+    /// Charges `fuel` for host work done for the guest, before the work is done. When the
+    /// budget cannot cover it, the run ends with `fuel_exhausted` (and the budget is spent).
+    pub(crate) fn charge(&mut self, fuel: u64) -> Result<(), Failure> {
+        let account = &mut self.fuel;
+        let charged = account.host_charged.saturating_add(fuel);
+        if charged > account.host_available {
+            account.host_charged = account.host_available;
+            return Err(Failure::new(
+                BlockedReason::FuelExhausted,
+                format!("The budget is {} fuel; host work asked for {fuel} more than was left.", account.budget),
+            ));
+        }
+        account.host_charged = charged;
+        Ok(())
+    }
+
+    /// Charges host work over `bytes` bytes at the bulk-memory rate.
+    pub(crate) fn charge_bytes(&mut self, bytes: u64) -> Result<(), Failure> {
+        self.charge(fuel_for_bytes(bytes))
+    }
+
+    /// The fuel the run has used, while a host function runs (what it charged included).
+    pub(crate) fn fuel_used(&self) -> u64 {
+        self.fuel.budget.saturating_sub(self.fuel.host_available).saturating_add(self.fuel.host_charged)
+    }
+
+    /// The fuel left in the run's budget while a host function runs (store fuel included).
+    pub(crate) fn fuel_remaining(&self) -> u64 {
+        self.fuel.host_available.saturating_sub(self.fuel.host_charged)
+    }
+}
+
+/// Runs the body of a host function: opens the fuel ledger (what the store holds plus what the
+/// budget has not handed out), checks the deadline, runs `body` with the guest memory and host
+/// state, applies what it charged to the store, and checks the deadline again. A `Failure` from
+/// any step ends the run (it comes back to the sandbox as a host trap).
+pub(crate) fn host_work<R>(
+    caller: &mut Caller<'_, HostState>,
+    body: impl FnOnce(&mut Guest<'_>, &mut HostState) -> Result<R, Failure>,
+) -> Result<R, wasmi::Error> {
+    let in_store = caller.get_fuel().unwrap_or(0);
+    let state = caller.data_mut();
+    let account = &mut state.fuel;
+    account.host_available = in_store.saturating_add(account.budget.saturating_sub(account.given));
+    account.host_charged = 0;
+    let before = state.deadline_remaining();
+    let result = before.and_then(|_| {
+        let (mut guest, state) = guest::split(caller);
+        body(&mut guest, state)
+    });
+    let charged = core::mem::take(&mut caller.data_mut().fuel.host_charged);
+    if charged <= in_store {
+        caller.set_fuel(in_store - charged)?;
+    } else {
+        caller.data_mut().fuel.given += charged - in_store;
+        caller.set_fuel(0)?;
+    }
+    let value = result.map_err(wasmi::Error::host)?;
+    caller.data_mut().deadline_remaining().map_err(wasmi::Error::host)?;
+    Ok(value)
+}

@@ -1,0 +1,167 @@
+//! Loading: a `Runtime` (engine plus the linker of every host import, built once and shared)
+//! and a `Plugin`, a module that passed every load-time check: the policy is usable, the size
+//! and parse-time limits hold, the module parses and validates, its imports are on the
+//! allowlist and its exports fit the profile. Nothing of the module runs here.
+
+use crate::check::{Inspection, Profile};
+use crate::host;
+use crate::meter::BYTES_PER_FUEL;
+use crate::module_limits;
+use crate::policy::{Compilation, Policy};
+use crate::reason::{BlockedReason, Failure};
+use crate::state::HostState;
+use crate::wasi;
+use alloc::format;
+use alloc::sync::Arc;
+use wasmi::{CompilationMode, Config, CustomFuelCosts, Engine, Linker, Module};
+
+/// An engine and the linker of every host import (WASI and the host intents), built once and
+/// shared by every plugin loaded on it: loading a plugin then costs only parsing, checking
+/// and compiling its module. The engine settings (compilation mode, call-depth limit) come from
+/// the policy it was built for; a plugin loaded on it must ask for the same.
+pub struct Runtime {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<HostState>,
+    compilation: Compilation,
+    max_call_depth: usize,
+}
+
+impl Runtime {
+    /// A runtime with the engine settings of `policy`.
+    pub fn new(policy: &Policy) -> Result<Self, Failure> {
+        usable(policy)?;
+        let engine = engine_for(policy);
+        let mut linker = Linker::new(&engine);
+        wasi::link(&mut linker)
+            .and_then(|()| host::link(&mut linker))
+            .map_err(|e| Failure::new(BlockedReason::LinkFailed, format!("Defining the host imports failed: {e}.")))?;
+        Ok(Self { engine, linker, compilation: policy.compilation, max_call_depth: policy.max_call_depth })
+    }
+
+    /// Whether a plugin under `policy` can run on this runtime's engine.
+    pub fn fits(&self, policy: &Policy) -> bool {
+        policy.compilation == self.compilation && policy.max_call_depth == self.max_call_depth
+    }
+
+    fn check_fits(&self, policy: &Policy) -> Result<(), Failure> {
+        if self.fits(policy) {
+            return Ok(());
+        }
+        Err(Failure::new(
+            BlockedReason::InvalidPolicy,
+            format!(
+                "It asks for {:?} compilation and call depth {}; the runtime was built for {:?} and {}.",
+                policy.compilation, policy.max_call_depth, self.compilation, self.max_call_depth
+            ),
+        ))
+    }
+}
+
+/// Builds the engine configuration a policy implies: fuel on, compilation fuel off (so fuel is
+/// deterministic in every compilation mode), the call-depth limit, no multi-memory.
+fn engine_for(policy: &Policy) -> Engine {
+    let mut config = Config::default();
+    config
+        .consume_fuel(true)
+        .fuel_cost(CustomFuelCosts {
+            bytes_copied_per_fuel: BYTES_PER_FUEL as u32,
+            fuel_per_bytes_translated: 0,
+            fuel_per_bytes_validated: 0,
+        })
+        .compilation_mode(match policy.compilation {
+            Compilation::Lazy => CompilationMode::Lazy,
+            Compilation::LazyTranslation => CompilationMode::LazyTranslation,
+            Compilation::Eager => CompilationMode::Eager,
+        })
+        .set_max_recursion_depth(policy.max_call_depth)
+        .wasm_multi_memory(false);
+    Engine::new(&config)
+}
+
+/// A policy whose limits cannot be enforced is refused before any module is parsed under it.
+fn usable(policy: &Policy) -> Result<(), Failure> {
+    policy.validate().map_err(|e| Failure::new(BlockedReason::InvalidPolicy, format!("{e}.")))
+}
+
+fn invalid_module(error: &wasmi::Error) -> Failure {
+    Failure::new(BlockedReason::InvalidModule, format!("{error}."))
+}
+
+/// A module that passed every load-time check, ready to launch any number of times.
+pub struct Plugin {
+    pub(crate) runtime: Arc<Runtime>,
+    pub(crate) module: Module,
+    pub(crate) policy: Policy,
+    inspection: Inspection,
+}
+
+impl Plugin {
+    /// Parses `bytes` as a plugin (marketplace profile) and runs every load-time check, on a
+    /// runtime of its own.
+    pub fn load(bytes: &[u8], policy: Policy) -> Result<Self, Failure> {
+        Self::load_as(bytes, policy, Profile::Marketplace)
+    }
+
+    /// Parses `bytes` for `profile` on a runtime of its own and runs every load-time check;
+    /// the first failure found (imports, then exports, then memory) is the error.
+    pub fn load_as(bytes: &[u8], policy: Policy, profile: Profile) -> Result<Self, Failure> {
+        let runtime = Arc::new(Runtime::new(&policy)?);
+        Self::load_on(&runtime, bytes, policy, profile)
+    }
+
+    /// Parses `bytes` for `profile` on a shared `runtime` (which must fit `policy`) and runs
+    /// every load-time check; the first failure found is the error.
+    pub fn load_on(runtime: &Arc<Runtime>, bytes: &[u8], policy: Policy, profile: Profile) -> Result<Self, Failure> {
+        usable(&policy)?;
+        runtime.check_fits(&policy)?;
+        let (module, inspection) = Self::parse(&runtime.engine, bytes, &policy, profile)?;
+        if let Err(failure) = inspection.verdict() {
+            return Err(failure.clone());
+        }
+        Ok(Self { runtime: Arc::clone(runtime), module, policy, inspection })
+    }
+
+    /// Parses and checks `bytes` without deciding: the full report, including every failure.
+    /// Function bodies are fully validated here whatever the compilation mode.
+    pub fn inspect(bytes: &[u8], policy: &Policy, profile: Profile) -> Result<Inspection, Failure> {
+        usable(policy)?;
+        let engine = engine_for(policy);
+        let (_, inspection) = Self::parse(&engine, bytes, policy, profile)?;
+        Module::validate(&engine, bytes).map_err(|e| invalid_module(&e))?;
+        Ok(inspection)
+    }
+
+    /// The size limit, the parse-time limits, then wasmi's parse, then the checks.
+    fn parse(
+        engine: &Engine,
+        bytes: &[u8],
+        policy: &Policy,
+        profile: Profile,
+    ) -> Result<(Module, Inspection), Failure> {
+        if bytes.len() > policy.max_module_bytes {
+            return Err(Failure::new(
+                BlockedReason::ModuleTooLarge,
+                format!("It has {} bytes; the limit is {}.", bytes.len(), policy.max_module_bytes),
+            ));
+        }
+        module_limits::check(bytes)?;
+        let module = Module::new(engine, bytes).map_err(|e| invalid_module(&e))?;
+        let inspection = Inspection::of(&module, policy, profile);
+        Ok((module, inspection))
+    }
+
+    /// The load-time report.
+    pub fn inspection(&self) -> &Inspection {
+        &self.inspection
+    }
+
+    /// The policy this plugin runs under.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The runtime this plugin was loaded on.
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+}

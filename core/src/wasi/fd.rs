@@ -1,0 +1,398 @@
+//! The fd_* functions (and sockets, which are fds the sandbox never has): stdio, preopened
+//! directories and read-only files. Writes reach only stdout and stderr; bytes moved are
+//! charged at the bulk-memory rate and every call into the embedder's filesystem costs
+//! `FS_CALL_FUEL`.
+
+use super::errno::{Errno, WasiError};
+use super::state::Fd;
+use super::stdio::Written;
+use super::{call, C};
+use crate::fs::{self, NodeKind, NodeStat};
+use crate::guest::Guest;
+use crate::meter::{fuel_for_bytes, FS_CALL_FUEL};
+use crate::state::HostState;
+use alloc::vec::Vec;
+use wasmi::Linker;
+
+pub(super) const FILETYPE_CHAR: u8 = 2;
+const FILETYPE_DIR: u8 = 3;
+const FILETYPE_FILE: u8 = 4;
+const FILETYPE_SYMLINK: u8 = 7;
+const FILETYPE_UNKNOWN: u8 = 0;
+
+/// Rights reported for read-only files: read, seek, tell, advise, filestat_get, poll.
+pub(super) const RIGHTS_FILE: u64 = (1 << 1) | (1 << 2) | (1 << 5) | (1 << 7) | (1 << 21) | (1 << 27);
+/// Rights reported for read-only directories: path_open, readdir, path_filestat_get, ...
+pub(super) const RIGHTS_DIR: u64 = (1 << 13) | (1 << 14) | (1 << 18) | (1 << 21) | (1 << 27);
+
+/// What `fd_filestat_get` reports for stdin, stdout and stderr.
+const STDIO_STAT: NodeStat = NodeStat {
+    kind: NodeKind::CharacterDevice,
+    size: 0,
+    dev: 0,
+    ino: 0,
+    nlink: 1,
+    atime_ns: 0,
+    mtime_ns: 0,
+    ctime_ns: 0,
+};
+
+/// The WASI filetype of a node kind.
+pub(super) fn filetype(kind: NodeKind) -> u8 {
+    match kind {
+        NodeKind::File => FILETYPE_FILE,
+        NodeKind::Directory => FILETYPE_DIR,
+        NodeKind::Symlink => FILETYPE_SYMLINK,
+        NodeKind::CharacterDevice => FILETYPE_CHAR,
+        NodeKind::Other => FILETYPE_UNKNOWN,
+    }
+}
+
+/// Writes a WASI `filestat` at `ptr`.
+pub(super) fn write_filestat(guest: &mut Guest<'_>, ptr: u32, stat: &NodeStat) -> Result<(), WasiError> {
+    let mut buf = [0u8; 64];
+    buf[0..8].copy_from_slice(&stat.dev.to_le_bytes());
+    buf[8..16].copy_from_slice(&stat.ino.to_le_bytes());
+    buf[16] = filetype(stat.kind);
+    buf[24..32].copy_from_slice(&stat.nlink.to_le_bytes());
+    buf[32..40].copy_from_slice(&stat.size.to_le_bytes());
+    buf[40..48].copy_from_slice(&stat.atime_ns.to_le_bytes());
+    buf[48..56].copy_from_slice(&stat.mtime_ns.to_le_bytes());
+    buf[56..64].copy_from_slice(&stat.ctime_ns.to_le_bytes());
+    Ok(guest.set(ptr, &buf)?)
+}
+
+/// The metadata of an open node, charged as one filesystem call.
+pub(super) fn stat_node(state: &mut HostState, node: fs::NodeId) -> Result<NodeStat, WasiError> {
+    state.charge(FS_CALL_FUEL)?;
+    Ok(state.wasi.fs()?.stat(node)?)
+}
+
+/// `fd_write`: gathers the iovecs into stdout or stderr. Every iovec and the result pointer are
+/// checked, and the whole write charged, before anything is written.
+fn write(
+    guest: &mut Guest<'_>,
+    state: &mut HostState,
+    fd: u32,
+    iovs: u32,
+    n: u32,
+    written: u32,
+) -> Result<(), WasiError> {
+    let stderr = match state.wasi.fd(fd)? {
+        Fd::Stdout => false,
+        Fd::Stderr => true,
+        _ => return Err(Errno::Badf.into()),
+    };
+    let mut total: u64 = 0;
+    for (ptr, len) in guest.iovecs(iovs, n)? {
+        guest.range(ptr, len)?;
+        total += u64::from(len);
+    }
+    guest.range(written, 4)?;
+    state.charge_bytes(u64::from(n) * 8 + total)?;
+    let mut done: u64 = 0;
+    for (ptr, len) in guest.iovecs(iovs, n)? {
+        if len == 0 {
+            continue;
+        }
+        if state.wasi.output.write(stderr, guest.bytes(ptr, len)?) == Written::Closed {
+            if done == 0 {
+                return Err(Errno::Pipe.into());
+            }
+            break;
+        }
+        done += u64::from(len);
+    }
+    Ok(guest.set_u32(written, u32::try_from(done).unwrap_or(u32::MAX))?)
+}
+
+/// Reads from an fd into iovecs at its position (`None`) or at an offset (`Some`); returns the
+/// bytes read. Each read from the filesystem costs `FS_CALL_FUEL` plus the bytes it moved.
+fn read_into(
+    guest: &mut Guest<'_>,
+    state: &mut HostState,
+    fd: u32,
+    iovs: u32,
+    n: u32,
+    at: Option<u64>,
+) -> Result<u32, WasiError> {
+    let (node, position) = match state.wasi.fd(fd)? {
+        Fd::Stdin => return if at.is_some() { Err(Errno::Spipe.into()) } else { Ok(0) },
+        Fd::File { node, position } => (*node, at.unwrap_or(*position)),
+        Fd::Preopen { .. } | Fd::Dir { .. } => return Err(Errno::Isdir.into()),
+        Fd::Stdout | Fd::Stderr => return Err(Errno::Badf.into()),
+    };
+    guest.iovecs(iovs, n)?;
+    state.charge_bytes(u64::from(n) * 8)?;
+    let mut total: u64 = 0;
+    for index in 0..n {
+        // The array was checked above, so these offsets do not overflow.
+        let entry = iovs + index * 8;
+        let (ptr, len) = (guest.u32(entry)?, guest.u32(entry + 4)?);
+        state.charge(FS_CALL_FUEL)?;
+        let buf = guest.bytes_mut(ptr, len)?;
+        let read = state.wasi.fs()?.read_at(node, position.saturating_add(total), buf)?;
+        state.charge(fuel_for_bytes(read as u64))?;
+        total += read as u64;
+        if read < len as usize {
+            break;
+        }
+    }
+    if at.is_none() {
+        if let Some(Fd::File { position: p, .. }) = state.wasi.fds.get_mut(&fd) {
+            *p += total;
+        }
+    }
+    Ok(u32::try_from(total).unwrap_or(u32::MAX))
+}
+
+/// The entries of one `fd_readdir` call: the listing (read when it starts at cookie 0, with
+/// `.` and `..` first and the rest sorted by name) serialized from `cookie` into at most `len`
+/// bytes.
+fn readdir(state: &mut HostState, fd: u32, len: u32, cookie: u64) -> Result<Vec<u8>, WasiError> {
+    let node = state.wasi.fd(fd)?.dir_node().ok_or(Errno::Notdir)?;
+    if cookie == 0 || !state.wasi.listings.contains_key(&fd) {
+        state.charge(FS_CALL_FUEL)?;
+        let mut entries = state.wasi.fs()?.read_dir(node)?;
+        state.charge_bytes(entries.iter().map(|e| 24 + e.name.len() as u64).sum())?;
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        let dot = |name: &str| fs::DirEntry { name: name.into(), kind: NodeKind::Directory, ino: 0 };
+        entries.insert(0, dot(".."));
+        entries.insert(0, dot("."));
+        state.wasi.listings.insert(fd, entries);
+    }
+    let entries = state.wasi.listings.get(&fd).map_or(&[][..], Vec::as_slice);
+    let mut out: Vec<u8> = Vec::new();
+    let skip = usize::try_from(cookie).unwrap_or(usize::MAX);
+    for (index, entry) in entries.iter().enumerate().skip(skip) {
+        let mut header = [0u8; 24];
+        header[0..8].copy_from_slice(&(index as u64 + 1).to_le_bytes());
+        header[8..16].copy_from_slice(&entry.ino.to_le_bytes());
+        header[16..20].copy_from_slice(&(entry.name.len() as u32).to_le_bytes());
+        header[20] = filetype(entry.kind);
+        out.extend_from_slice(&header);
+        out.extend_from_slice(entry.name.as_bytes());
+        if out.len() >= len as usize {
+            break;
+        }
+    }
+    out.truncate(len as usize);
+    state.charge_bytes(out.len() as u64)?;
+    Ok(out)
+}
+
+fn fdstat(guest: &mut Guest<'_>, state: &HostState, fd: u32, out: u32) -> Result<(), WasiError> {
+    let (kind, rights, inheriting) = match state.wasi.fd(fd)? {
+        Fd::Stdin => (FILETYPE_CHAR, 1 << 1, 0),
+        Fd::Stdout | Fd::Stderr => (FILETYPE_CHAR, 1 << 6, 0),
+        Fd::File { .. } => (FILETYPE_FILE, RIGHTS_FILE, 0),
+        Fd::Preopen { .. } | Fd::Dir { .. } => (FILETYPE_DIR, RIGHTS_DIR, RIGHTS_DIR | RIGHTS_FILE),
+    };
+    let mut buf = [0u8; 24];
+    buf[0] = kind;
+    buf[8..16].copy_from_slice(&u64::to_le_bytes(rights));
+    buf[16..24].copy_from_slice(&u64::to_le_bytes(inheriting));
+    Ok(guest.set(out, &buf)?)
+}
+
+fn seek(
+    guest: &mut Guest<'_>,
+    state: &mut HostState,
+    fd: u32,
+    offset: i64,
+    whence: u32,
+    out: u32,
+) -> Result<(), WasiError> {
+    let (node, position) = match state.wasi.fd(fd)? {
+        Fd::File { node, position } => (*node, *position),
+        Fd::Stdin | Fd::Stdout | Fd::Stderr => return Err(Errno::Spipe.into()),
+        _ => return Err(Errno::Badf.into()),
+    };
+    let base = match whence {
+        0 => 0,
+        1 => position,
+        2 => stat_node(state, node)?.size,
+        _ => return Err(Errno::Inval.into()),
+    };
+    let target = i128::from(base) + i128::from(offset);
+    let target = u64::try_from(target).map_err(|_| Errno::Inval)?;
+    guest.range(out, 8)?;
+    if let Some(Fd::File { position, .. }) = state.wasi.fds.get_mut(&fd) {
+        *position = target;
+    }
+    Ok(guest.set_u64(out, target)?)
+}
+
+/// Answers a write-like call on an fd: files and stdio are read-only here (`EBADF`, as for a
+/// descriptor without write rights); directories are `EISDIR`.
+fn write_to_fd(state: &HostState, fd: u32) -> Result<(), WasiError> {
+    Err(match state.wasi.fd(fd)? {
+        Fd::File { .. } | Fd::Stdin | Fd::Stdout | Fd::Stderr => Errno::Badf,
+        _ => Errno::Isdir,
+    }
+    .into())
+}
+
+fn sync_fd(state: &HostState, fd: u32) -> Result<(), WasiError> {
+    match state.wasi.fd(fd)? {
+        Fd::Stdin | Fd::Stdout | Fd::Stderr => Err(Errno::Inval.into()),
+        _ => Ok(()),
+    }
+}
+
+/// Answers a socket call: `ENOTSOCK` for an open fd, `EBADF` otherwise.
+fn not_a_socket(state: &HostState, fd: u32) -> Result<(), WasiError> {
+    state.wasi.fd(fd)?;
+    Err(Errno::Notsock.into())
+}
+
+#[allow(clippy::too_many_lines)]
+pub(super) fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
+    let m = super::MODULE;
+    linker.func_wrap(m, "fd_write", |mut c: C<'_>, fd: u32, iovs: u32, n: u32, written: u32| {
+        call(&mut c, |g, s| write(g, s, fd, iovs, n, written))
+    })?;
+    linker.func_wrap(m, "fd_pwrite", |mut c: C<'_>, fd: u32, _iovs: u32, _n: u32, _at: u64, _w: u32| {
+        call(&mut c, |_, s| {
+            Err(match s.wasi.fd(fd)? {
+                Fd::Stdout | Fd::Stderr | Fd::Stdin => Errno::Spipe,
+                Fd::File { .. } => Errno::Badf,
+                _ => Errno::Isdir,
+            }
+            .into())
+        })
+    })?;
+    linker.func_wrap(m, "fd_read", |mut c: C<'_>, fd: u32, iovs: u32, n: u32, nread: u32| {
+        call(&mut c, |g, s| {
+            g.range(nread, 4)?;
+            let read = read_into(g, s, fd, iovs, n, None)?;
+            Ok(g.set_u32(nread, read)?)
+        })
+    })?;
+    linker.func_wrap(m, "fd_pread", |mut c: C<'_>, fd: u32, iovs: u32, n: u32, at: u64, nread: u32| {
+        call(&mut c, |g, s| {
+            g.range(nread, 4)?;
+            let read = read_into(g, s, fd, iovs, n, Some(at))?;
+            Ok(g.set_u32(nread, read)?)
+        })
+    })?;
+    linker.func_wrap(m, "fd_close", |mut c: C<'_>, fd: u32| call(&mut c, |_, s| Ok(s.wasi.close(fd)?)))?;
+    linker
+        .func_wrap(m, "fd_fdstat_get", |mut c: C<'_>, fd: u32, out: u32| call(&mut c, |g, s| fdstat(g, s, fd, out)))?;
+    linker.func_wrap(m, "fd_fdstat_set_flags", |mut c: C<'_>, fd: u32, flags: u32| {
+        call(&mut c, |_, s| {
+            s.wasi.fd(fd)?;
+            if flags == 0 {
+                Ok(())
+            } else {
+                Err(Errno::Notsup.into())
+            }
+        })
+    })?;
+    linker.func_wrap(m, "fd_fdstat_set_rights", |mut c: C<'_>, fd: u32, _base: u64, _inh: u64| {
+        call(&mut c, |_, s| {
+            s.wasi.fd(fd)?;
+            Err(Errno::Notsup.into())
+        })
+    })?;
+    linker.func_wrap(m, "fd_prestat_get", |mut c: C<'_>, fd: u32, out: u32| {
+        call(&mut c, |g, s| match s.wasi.fd(fd)? {
+            Fd::Preopen { path, .. } => {
+                let len = u32::try_from(path.len()).map_err(|_| Errno::Nametoolong)?;
+                g.range(out, 8)?;
+                g.set_u32(out, 0)?;
+                Ok(g.set_u32(out + 4, len)?)
+            }
+            _ => Err(Errno::Badf.into()),
+        })
+    })?;
+    linker.func_wrap(m, "fd_prestat_dir_name", |mut c: C<'_>, fd: u32, buf: u32, len: u32| {
+        call(&mut c, |g, s| match s.wasi.fd(fd)? {
+            Fd::Preopen { path, .. } => {
+                if (len as usize) < path.len() {
+                    return Err(Errno::Nametoolong.into());
+                }
+                Ok(g.set(buf, path.as_bytes())?)
+            }
+            _ => Err(Errno::Badf.into()),
+        })
+    })?;
+    linker.func_wrap(m, "fd_seek", |mut c: C<'_>, fd: u32, offset: i64, whence: u32, out: u32| {
+        call(&mut c, |g, s| seek(g, s, fd, offset, whence, out))
+    })?;
+    linker.func_wrap(m, "fd_tell", |mut c: C<'_>, fd: u32, out: u32| {
+        call(&mut c, |g, s| match s.wasi.fd(fd)? {
+            Fd::File { position, .. } => Ok(g.set_u64(out, *position)?),
+            Fd::Stdin | Fd::Stdout | Fd::Stderr => Err(Errno::Spipe.into()),
+            _ => Err(Errno::Badf.into()),
+        })
+    })?;
+    linker.func_wrap(m, "fd_filestat_get", |mut c: C<'_>, fd: u32, out: u32| {
+        call(&mut c, |g, s| {
+            let stat = match s.wasi.fd(fd)? {
+                Fd::Stdin | Fd::Stdout | Fd::Stderr => STDIO_STAT,
+                Fd::File { node, .. } | Fd::Dir { node } | Fd::Preopen { node, .. } => {
+                    let node = *node;
+                    stat_node(s, node)?
+                }
+            };
+            write_filestat(g, out, &stat)
+        })
+    })?;
+    linker.func_wrap(m, "fd_readdir", |mut c: C<'_>, fd: u32, buf: u32, len: u32, cookie: u64, used: u32| {
+        call(&mut c, |g, s| {
+            g.range(buf, len)?;
+            g.range(used, 4)?;
+            let out = readdir(s, fd, len, cookie)?;
+            g.set(buf, &out)?;
+            Ok(g.set_u32(used, out.len() as u32)?)
+        })
+    })?;
+    linker.func_wrap(m, "fd_advise", |mut c: C<'_>, fd: u32, _o: u64, _l: u64, _a: u32| {
+        call(&mut c, |_, s| match s.wasi.fd(fd)? {
+            Fd::File { .. } => Ok(()),
+            Fd::Stdin | Fd::Stdout | Fd::Stderr => Err(Errno::Spipe.into()),
+            _ => Err(Errno::Isdir.into()),
+        })
+    })?;
+    linker.func_wrap(m, "fd_allocate", |mut c: C<'_>, fd: u32, _o: u64, _l: u64| {
+        call(&mut c, |_, s| write_to_fd(s, fd))
+    })?;
+    linker.func_wrap(m, "fd_filestat_set_size", |mut c: C<'_>, fd: u32, _s: u64| {
+        call(&mut c, |_, s| write_to_fd(s, fd))
+    })?;
+    linker.func_wrap(m, "fd_filestat_set_times", |mut c: C<'_>, fd: u32, _a: u64, _m: u64, _f: u32| {
+        call(&mut c, |_, s| write_to_fd(s, fd))
+    })?;
+    linker.func_wrap(m, "fd_datasync", |mut c: C<'_>, fd: u32| call(&mut c, |_, s| sync_fd(s, fd)))?;
+    linker.func_wrap(m, "fd_sync", |mut c: C<'_>, fd: u32| call(&mut c, |_, s| sync_fd(s, fd)))?;
+    linker.func_wrap(m, "fd_renumber", |mut c: C<'_>, from: u32, to: u32| {
+        call(&mut c, |_, s| {
+            s.wasi.fd(to)?;
+            if from == to {
+                s.wasi.fd(from)?;
+                return Ok(());
+            }
+            let entry = s.wasi.fds.remove(&from).ok_or(Errno::Badf)?;
+            let listing = s.wasi.listings.remove(&from);
+            s.wasi.close(to)?;
+            s.wasi.fds.insert(to, entry);
+            if let Some(listing) = listing {
+                s.wasi.listings.insert(to, listing);
+            }
+            Ok(())
+        })
+    })?;
+    linker.func_wrap(m, "sock_accept", |mut c: C<'_>, fd: u32, _f: u32, _o: u32| {
+        call(&mut c, |_, s| not_a_socket(s, fd))
+    })?;
+    linker.func_wrap(m, "sock_recv", |mut c: C<'_>, fd: u32, _a: u32, _b: u32, _d: u32, _e: u32, _f: u32| {
+        call(&mut c, |_, s| not_a_socket(s, fd))
+    })?;
+    linker.func_wrap(m, "sock_send", |mut c: C<'_>, fd: u32, _a: u32, _b: u32, _d: u32, _e: u32| {
+        call(&mut c, |_, s| not_a_socket(s, fd))
+    })?;
+    linker
+        .func_wrap(m, "sock_shutdown", |mut c: C<'_>, fd: u32, _how: u32| call(&mut c, |_, s| not_a_socket(s, fd)))?;
+    Ok(())
+}

@@ -1,0 +1,133 @@
+//! The WASI state of one instance: argv, environment, the fd table (stdio, preopens, open
+//! files and directories) and where output goes.
+
+use super::errno::Errno;
+use super::stdio::{Capture, OutputSink};
+use crate::fs::{DirEntry, NodeId, ReadOnlyFs};
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// An open file descriptor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fd {
+    Stdin,
+    Stdout,
+    Stderr,
+    /// A preopened directory, with the path the guest sees.
+    Preopen {
+        node: NodeId,
+        path: String,
+    },
+    /// An open directory.
+    Dir {
+        node: NodeId,
+    },
+    File {
+        node: NodeId,
+        position: u64,
+    },
+}
+
+impl Fd {
+    /// The node of a directory fd.
+    pub(crate) fn dir_node(&self) -> Option<NodeId> {
+        match self {
+            Fd::Preopen { node, .. } | Fd::Dir { node } => Some(*node),
+            _ => None,
+        }
+    }
+}
+
+/// The WASI state of one instance.
+pub struct WasiState {
+    pub(crate) args: Vec<Vec<u8>>,
+    pub(crate) environ: Vec<Vec<u8>>,
+    pub(crate) fds: BTreeMap<u32, Fd>,
+    pub(crate) fs: Option<Box<dyn ReadOnlyFs>>,
+    /// The listing `fd_readdir` pages through, per directory fd: read when a listing starts
+    /// (cookie 0), so paging through a large directory reads it once.
+    pub(crate) listings: BTreeMap<u32, Vec<DirEntry>>,
+    /// Where stdout and stderr go.
+    pub(crate) output: Box<dyn OutputSink>,
+}
+
+/// What a WASI instance starts with: argv, environment, files, and an output sink.
+pub struct WasiConfig {
+    /// `argv` (empty for plugins; `argv[0]` is the module name for `tdm exec`).
+    pub args: Vec<String>,
+    /// `KEY=VALUE` pairs (empty unless an operator passed `--env`).
+    pub environ: Vec<String>,
+    /// Preopened read-only directories, if any.
+    pub fs: Option<Box<dyn ReadOnlyFs>>,
+    /// Where stdout and stderr go; `None` means a bounded `Capture`.
+    pub output: Option<Box<dyn OutputSink>>,
+}
+
+impl WasiConfig {
+    /// The plugin configuration: no args, no env, no files, captured output.
+    pub fn plugin() -> Self {
+        Self { args: Vec::new(), environ: Vec::new(), fs: None, output: None }
+    }
+}
+
+impl WasiState {
+    /// Sets up stdio and preopens from the configuration.
+    pub fn new(config: WasiConfig, capture_limit: usize) -> Self {
+        let mut fds = BTreeMap::new();
+        fds.insert(0, Fd::Stdin);
+        fds.insert(1, Fd::Stdout);
+        fds.insert(2, Fd::Stderr);
+        if let Some(fs) = &config.fs {
+            for (index, (node, path)) in fs.preopens().into_iter().enumerate() {
+                fds.insert(3 + index as u32, Fd::Preopen { node, path });
+            }
+        }
+        let nul_terminated = |s: String| {
+            let mut bytes = s.into_bytes();
+            bytes.push(0);
+            bytes
+        };
+        Self {
+            args: config.args.into_iter().map(nul_terminated).collect(),
+            environ: config.environ.into_iter().map(nul_terminated).collect(),
+            fds,
+            fs: config.fs,
+            listings: BTreeMap::new(),
+            output: config.output.unwrap_or_else(|| Box::new(Capture::new(capture_limit))),
+        }
+    }
+
+    /// The open fd `fd`.
+    pub(crate) fn fd(&self, fd: u32) -> Result<&Fd, Errno> {
+        self.fds.get(&fd).ok_or(Errno::Badf)
+    }
+
+    /// The embedder's filesystem (`EBADF` when nothing is preopened).
+    pub(crate) fn fs(&mut self) -> Result<&mut Box<dyn ReadOnlyFs>, Errno> {
+        self.fs.as_mut().ok_or(Errno::Badf)
+    }
+
+    /// Adds `fd` under the number after the highest open one.
+    pub(crate) fn insert_fd(&mut self, fd: Fd) -> u32 {
+        let next = self.fds.keys().next_back().map_or(3, |last| last + 1);
+        self.fds.insert(next, fd);
+        next
+    }
+
+    /// Removes fd `number` and releases its node and listing.
+    pub(crate) fn close(&mut self, number: u32) -> Result<(), Errno> {
+        let fd = self.fds.remove(&number).ok_or(Errno::Badf)?;
+        self.listings.remove(&number);
+        self.close_node(&fd);
+        Ok(())
+    }
+
+    /// Releases the node behind a closed fd.
+    pub(crate) fn close_node(&mut self, fd: &Fd) {
+        if let (Some(fs), Fd::File { node, .. } | Fd::Dir { node }) = (self.fs.as_mut(), fd) {
+            fs.close(*node);
+        }
+    }
+}
