@@ -21,7 +21,7 @@ use crate::workspace::{workspace_dir, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
 use clap::{Args, Parser, Subcommand};
 use contour_core::check::{ImportVerdict, Inspection};
 use contour_core::env::Environment;
-use contour_core::wasi::OutputSink;
+use contour_core::wasi::{OutputSink, Written};
 use contour_core::{
     run_command, BlockedReason, CommandExit, Failure, IntentReport, Outcome, Permissions, Plugin, Policy, Profile,
     Sandbox, WasiConfig,
@@ -1014,13 +1014,16 @@ fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy) {
 struct StdioSink;
 
 impl OutputSink for StdioSink {
-    fn write(&mut self, stderr: bool, bytes: &[u8]) {
-        if stderr {
-            let _ = std::io::stderr().write_all(bytes);
+    fn write(&mut self, stderr: bool, bytes: &[u8]) -> Written {
+        let written = if stderr {
+            std::io::stderr().write_all(bytes)
         } else {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(bytes);
-            let _ = out.flush();
+            out.write_all(bytes).and_then(|()| out.flush())
+        };
+        match written {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Written::Closed,
+            _ => Written::Taken,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The std environments: `HostEnvironment` (real clocks, OS entropy) and `SeededEnvironment`
 //! (core's virtual clock and seeded generator); both give the deadline a real monotonic clock.
 
-use contour_core::env::{Clock, Environment, VirtualEnvironment};
+use contour_core::env::{Clock, Environment, Slept, VirtualEnvironment};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Real clocks and OS entropy; sleeps are real but never longer than `max_sleep`.
@@ -44,8 +44,16 @@ impl Environment for HostEnvironment {
         }
     }
 
-    fn sleep_ns(&mut self, ns: u64) {
-        std::thread::sleep(Duration::from_nanos(ns).min(self.max_sleep));
+    fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> Slept {
+        // Never past the run's deadline, nor past the cap this environment was made with.
+        let asked = Duration::from_nanos(ns);
+        let until_deadline = deadline_ns.map_or(Duration::MAX, Duration::from_nanos);
+        std::thread::sleep(asked.min(self.max_sleep).min(until_deadline));
+        if asked > until_deadline {
+            Slept::CutAtDeadline
+        } else {
+            Slept::Full
+        }
     }
 
     fn deadline_clock_ns(&mut self) -> Option<u64> {
@@ -80,8 +88,8 @@ impl Environment for SeededEnvironment {
         self.virtual_env.fill_random(dest);
     }
 
-    fn sleep_ns(&mut self, ns: u64) {
-        self.virtual_env.sleep_ns(ns);
+    fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> Slept {
+        self.virtual_env.sleep_ns(ns, deadline_ns)
     }
 
     fn deadline_clock_ns(&mut self) -> Option<u64> {

@@ -1,5 +1,7 @@
 //! `log {level, message}`: one line `[plugin <id> <level>] <message>` on tdm's stderr, bounded
-//! in count and bytes per sandbox (past a bound the call fails and nothing is written). The line
+//! in count and bytes per sandbox (past a bound the call fails and nothing is written). A
+//! nested `tool.invoke` logs against its caller's counters (`Log::shared`), so fan-out cannot
+//! multiply the bound. The line
 //! is escaped by `crate::terminal` like every other line tdm prints, so a plugin cannot forge
 //! extra lines or drive the terminal. The audit entry is written by core's audit callback, not
 //! here.
@@ -18,13 +20,19 @@ pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024;
 /// The levels a plugin may log at.
 pub const LEVELS: [&str; 4] = ["debug", "info", "warn", "error"];
 
-/// Log limits and counters of one sandbox.
-#[derive(Debug, Clone)]
+/// Messages and message bytes logged so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct LogUse {
+    count: u32,
+    bytes: u64,
+}
+
+/// Log limits and counters of one sandbox (and of the tools it invokes).
+#[derive(Debug)]
 pub struct Log {
     max_count: u32,
     max_bytes: u64,
-    count: u32,
-    bytes: u64,
+    used: Arc<Mutex<LogUse>>,
     /// Where lines go instead of stderr (tests, embedders).
     sink: Option<Arc<Mutex<Vec<u8>>>>,
 }
@@ -38,7 +46,17 @@ impl Default for Log {
 impl Log {
     /// At most `max_count` messages and `max_bytes` bytes (of messages, as given).
     pub fn new(max_count: u32, max_bytes: u64) -> Self {
-        Self { max_count, max_bytes, count: 0, bytes: 0, sink: None }
+        Self { max_count, max_bytes, used: Arc::default(), sink: None }
+    }
+
+    /// A log for a nested sandbox: the same limits, the same counters, the same sink.
+    pub fn shared(&self) -> Self {
+        Self {
+            max_count: self.max_count,
+            max_bytes: self.max_bytes,
+            used: Arc::clone(&self.used),
+            sink: self.sink.clone(),
+        }
     }
 
     /// Writes lines into `sink` instead of stderr.
@@ -47,9 +65,9 @@ impl Log {
         self
     }
 
-    /// Messages and message bytes logged so far.
+    /// Messages and message bytes logged so far (by this sandbox and the tools it invoked).
     pub fn used(&self) -> (u32, u64) {
-        (self.count, self.bytes)
+        self.used.lock().map_or((self.max_count, self.max_bytes), |u| (u.count, u.bytes))
     }
 
     /// Logs one message.
@@ -61,7 +79,10 @@ impl Log {
             );
         }
         let size = message.len() as u64;
-        if self.count >= self.max_count || self.bytes.saturating_add(size) > self.max_bytes {
+        let Ok(mut used) = self.used.lock() else {
+            return HostAnswer::failed(BlockedReason::HostFault, "`log`: the log counters are poisoned.");
+        };
+        if used.count >= self.max_count || used.bytes.saturating_add(size) > self.max_bytes {
             return HostAnswer::failed(
                 BlockedReason::HostCallLimitExceeded,
                 format!(
@@ -70,8 +91,9 @@ impl Log {
                 ),
             );
         }
-        self.count += 1;
-        self.bytes += size;
+        used.count += 1;
+        used.bytes += size;
+        drop(used);
         let line = format!("[plugin {} {level}] {message}", identity.id);
         let written = match &self.sink {
             Some(sink) => match sink.lock() {
@@ -102,5 +124,18 @@ mod tests {
         assert!(log.log(&id, "warn", "third").result.is_err());
         let text = String::from_utf8(sink.lock().unwrap().clone()).unwrap();
         assert_eq!(text, "[plugin p info] a\\u{a}b\\u{1b}[2J\\u{202e}\n[plugin p warn] second\n");
+    }
+
+    #[test]
+    fn a_shared_log_spends_the_same_budget() {
+        let sink = Arc::new(Mutex::new(Vec::new()));
+        let mut caller = Log::new(3, 100).with_sink(sink);
+        let mut nested = caller.shared();
+        let id = PluginIdentity { id: "p".into(), hash: "h".into() };
+        assert!(caller.log(&id, "info", "one").result.is_ok());
+        assert!(nested.log(&id, "info", "two").result.is_ok());
+        assert!(nested.shared().log(&id, "info", "three").result.is_ok());
+        assert!(caller.log(&id, "info", "four").result.is_err(), "the third message spent the caller's bound");
+        assert_eq!(caller.used(), (3, 11));
     }
 }

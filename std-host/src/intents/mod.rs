@@ -51,7 +51,9 @@ impl HostIntents for StdIntents {
             HostCall::NetFetch { .. } => self.net.fetch(call, context, &self.grants, &self.vault),
             HostCall::VaultRead { name } => self.vault.metadata(name),
             HostCall::ContextRead { key } => self.context.read(key),
-            HostCall::ToolInvoke { tool, intent, params } => self.tools.invoke(tool, intent, params, context),
+            HostCall::ToolInvoke { tool, intent, params } => {
+                self.tools.invoke(tool, intent, params, context, &self.log)
+            }
         }
     }
 

@@ -13,7 +13,7 @@
 
 use super::vault::Vault;
 use contour_core::host::url_host;
-use contour_core::{BlockedReason, CallContext, Failure, HostAnswer, HostCall, Permissions};
+use contour_core::{BlockedReason, CallContext, Failure, HostAnswer, HostCall, Permissions, Spent};
 use serde_json::{json, Map, Value};
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -196,7 +196,7 @@ impl Net {
         let request = FetchRequest { url, host, method, headers, body: body.as_deref() };
         match self.run(&request, started, budget, grants, vault) {
             Ok(output) => HostAnswer::ok(output),
-            Err(failure) => HostAnswer { result: Err(failure), fuel_used: 0 },
+            Err(failure) => HostAnswer { result: Err(failure), spent: Spent::default() },
         }
     }
 

@@ -7,13 +7,17 @@
 //! the default policy, with fuel capped at what the caller has left and the deadline at the
 //! caller's remaining time; its own `StdIntents` (no dist/, a fresh log, an empty vault and
 //! context, the grants configured for that tool, the same audit file) and a nested `Tools` one
-//! level deeper. The fuel it used (launch plus intent) is returned as `fuel_used`, which core
+//! level deeper. It runs within what is left of the caller's budgets (fuel for launch and
+//! intent together, time, host calls and bytes) and logs against the caller's log counters;
+//! what it spent, and its captured output, come back in `HostAnswer::spent`, which core
 //! charges to the caller. A failed nested outcome is a `host_intent_failed` answer whose
 //! message carries the nested `blockedReason` and message.
 
 use super::{audit, context, log, net, vault, PluginIdentity, StdIntents};
 use crate::environment::{HostEnvironment, SeededEnvironment};
-use contour_core::{BlockedReason, CallContext, Environment, HostAnswer, Permissions, Plugin, Policy, Sandbox};
+use contour_core::outcome::Blocked;
+use contour_core::{BlockedReason, CallContext, Environment, HostAnswer, Permissions, Plugin, Policy, Sandbox, Spent};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -89,8 +93,17 @@ impl Tools {
         Self { chain, depth: self.depth + 1, ..self.clone() }
     }
 
-    /// Runs one intent of `tool`.
-    pub fn invoke(&mut self, tool: &str, intent: &str, params: &Value, context: &CallContext) -> HostAnswer {
+    /// Runs one intent of `tool` within what is left of the caller's budgets: its launch and
+    /// intent together spend at most the caller's remaining fuel, time, host calls and host
+    /// bytes; it logs against the caller's `log` counters; its output goes to the caller's.
+    pub fn invoke(
+        &mut self,
+        tool: &str,
+        intent: &str,
+        params: &Value,
+        context: &CallContext,
+        log: &log::Log,
+    ) -> HostAnswer {
         if self.chain.iter().any(|id| id == tool) {
             let mut cycle = self.chain.clone();
             cycle.push(tool.to_string());
@@ -117,9 +130,14 @@ impl Tools {
         };
         let defaults = Policy::default();
         let timeout_ms =
-            context.remaining_ns.map_or(defaults.timeout_ms, |ns| (ns / 1_000_000).min(defaults.timeout_ms));
-        let policy =
-            Policy { fuel_per_intent: defaults.fuel_per_intent.min(context.fuel_remaining), timeout_ms, ..defaults };
+            context.remaining_ns.map_or(defaults.timeout_ms, |ns| ns.div_ceil(1_000_000).min(defaults.timeout_ms));
+        let policy = Policy {
+            fuel_per_intent: defaults.fuel_per_intent.min(context.fuel_remaining),
+            timeout_ms,
+            max_host_calls: context.host_calls_remaining,
+            max_host_bytes: context.host_bytes_remaining,
+            ..defaults
+        };
         let plugin = match Plugin::load(&bytes, policy) {
             Ok(plugin) => plugin,
             Err(failure) => {
@@ -133,7 +151,7 @@ impl Tools {
         let intents = StdIntents {
             identity: PluginIdentity { id: tool.to_string(), hash: sha256_hex(&bytes) },
             dist: super::dist::Dist::new(None, 0),
-            log: log::Log::default(),
+            log: log.shared(),
             net: net::Net::new(NESTED_MAX_BODY_BYTES),
             vault: vault::Vault::default(),
             context: context::Context::default(),
@@ -145,30 +163,41 @@ impl Tools {
             Some(seed) => Box::new(SeededEnvironment::new(seed)),
             None => Box::new(HostEnvironment::new(Duration::from_millis(timeout_ms))),
         };
+        // One run: the launch and the intent share the budgets handed down above.
         let mut sandbox = Sandbox::new(Arc::new(plugin), env).with_host(Box::new(intents), grants);
-        let launch_fuel = match sandbox.launch() {
-            Ok(launch) => launch.fuel_used,
-            Err(failure) => {
-                return HostAnswer {
-                    fuel_used: sandbox.launch_fuel(),
-                    ..HostAnswer::failed(
-                        BlockedReason::HostIntentFailed,
-                        format!("Tool `{tool}` failed to launch: {failure}."),
-                    )
-                }
-            }
-        };
         let report = sandbox.execute(intent, params);
-        let fuel_used = launch_fuel.saturating_add(report.fuel_used);
-        let outcome: Value = serde_json::from_str(&report.outcome.json).unwrap_or(Value::Null);
-        if report.outcome.is_completed() {
-            let output = outcome.get("output").cloned().unwrap_or(Value::Null);
-            return HostAnswer { result: Ok(output), fuel_used };
+        let spent = Spent {
+            fuel: report.fuel_used,
+            host_calls: report.host_calls,
+            host_bytes: report.host_bytes,
+            stdout: report.stdout,
+            stderr: report.stderr,
+        };
+        let outcome = &report.outcome;
+        if outcome.is_completed() {
+            // The tool's output passes on as the text it wrote, at any depth.
+            let output = outcome.output_json().and_then(|text| RawValue::from_string(text.to_string()).ok());
+            return match output {
+                Some(output) => HostAnswer { result: Ok(output), spent },
+                None => HostAnswer {
+                    spent,
+                    ..HostAnswer::failed(
+                        BlockedReason::HostFault,
+                        format!("Tool `{tool}` answered no readable output."),
+                    )
+                },
+            };
         }
-        let reason = report.outcome.blocked_reason().unwrap_or("unknown");
-        let message = outcome.get("message").and_then(Value::as_str).unwrap_or("");
+        let reason = outcome.blocked_reason().unwrap_or("unknown");
+        let message = match &outcome.blocked {
+            Some(Blocked::Host(failure)) => failure.message(),
+            _ => serde_json::from_str::<Value>(&outcome.json)
+                .ok()
+                .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
+                .unwrap_or_default(),
+        };
         HostAnswer {
-            fuel_used,
+            spent,
             ..HostAnswer::failed(
                 BlockedReason::HostIntentFailed,
                 format!("Tool `{tool}` intent `{intent}` failed with `{reason}`: {message}"),

@@ -233,13 +233,13 @@ mod tests {
     fn metadata_never_holds_the_value() {
         let vault = good();
         let answer = vault.metadata("API_KEY");
-        let output = answer.result.unwrap();
+        let output = answer.output().unwrap();
         assert_eq!(output["exists"], true);
         assert_eq!(output["created"], "2026-01-01T00:00:00Z");
         assert_eq!(output["lastRotated"], "2026-06-01T00:00:00Z");
         assert_eq!(output["allowedHosts"], json!(["api.example.com", "*.example.org"]));
         assert!(!output.to_string().contains(SECRET));
-        let missing = vault.metadata("NOPE").result.unwrap();
+        let missing = vault.metadata("NOPE").output().unwrap();
         assert_eq!(missing["exists"], false);
         assert_eq!(missing["name"], "NOPE");
     }
