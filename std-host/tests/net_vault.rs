@@ -363,6 +363,78 @@ fn a_secret_whose_policy_excludes_the_host_is_refused() {
     assert!(server.requests().is_empty());
 }
 
+/// Asserts that nothing the plugin can observe, nor the audit log, holds any form of the secret.
+fn assert_no_trace(report: &IntentReport, audit: &Path) {
+    let observed = [
+        ("outcome", report.outcome.json.clone()),
+        ("stdout", String::from_utf8_lossy(&report.stdout).into_owned()),
+        ("stderr", String::from_utf8_lossy(&report.stderr).into_owned()),
+        ("audit", std::fs::read_to_string(audit).unwrap_or_default()),
+    ];
+    for (place, text) in observed {
+        let lower = text.to_ascii_lowercase();
+        assert!(!lower.contains(&SECRET.to_ascii_lowercase()), "{place}: {text}");
+        // The value's core, which its percent-encoded and JSON forms keep too.
+        assert!(!lower.contains("7f3a9c1e"), "{place}: {text}");
+    }
+}
+
+#[test]
+fn a_secret_reflected_by_its_allowed_host_never_reaches_the_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit_path = dir.path().join("audit.jsonl");
+    let echo = Reply {
+        headers: vec![("X-Echo".into(), "{AUTH}".into()), ("X-Reflect-{TOKEN}".into(), "1".into())],
+        ..Reply::ok("you sent:\n{REQUEST}\nescaped: {TOKEN_PCT}")
+    };
+    let server = Server::start(vec![echo]);
+    let mut setup = Setup::new(&["network:127.0.0.1"]);
+    setup.vault = vault_with(&["127.0.0.1"]);
+    setup.audit = Some(audit_path.clone());
+    let mut sandbox = setup.sandbox();
+    let (report, host) = fetch(
+        &mut sandbox,
+        json!({"url": server.url("127.0.0.1", "/echo"), "headers": {"Authorization": "Bearer {{vault:API_KEY}}"}}),
+    );
+    assert_eq!(host["status"], "completed", "{host}");
+    // The server did receive the secret, and reflected it three ways.
+    assert!(server.requests()[0].contains(&format!("authorization: Bearer {SECRET}\r\n")));
+    let output = &host["output"];
+    assert_eq!(output["headers"]["x-echo"], "Bearer [redacted:API_KEY]", "{output}");
+    assert!(output["headers"].get("x-reflect-[redacted:API_KEY]").is_some(), "{output}");
+    let body = output["body"].as_str().unwrap();
+    assert!(body.contains("authorization: Bearer [redacted:API_KEY]") && body.contains("escaped: [redacted:API_KEY]"));
+    assert_no_trace(&report, &audit_path);
+}
+
+#[test]
+fn a_secret_reflected_after_a_redirect_or_in_an_error_is_cut_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit_path = dir.path().join("audit.jsonl");
+    // The allowed host puts the secret in a redirect to another granted host (which the secret
+    // may not go to), and that host echoes the request line holding it.
+    let second = Server::start(vec![Reply::ok("{REQUEST}")]);
+    let first = Server::start(vec![
+        Reply::redirect(&second.url("localhost", "/landing?k={TOKEN}")),
+        Reply::redirect("ftp://files.example.com/{TOKEN}"),
+    ]);
+    let mut setup = Setup::new(&["network:127.0.0.1", "network:localhost"]);
+    setup.vault = vault_with(&["127.0.0.1"]);
+    setup.audit = Some(audit_path.clone());
+    let mut sandbox = setup.sandbox();
+    let params = json!({"url": first.url("127.0.0.1", "/"), "headers": {"Authorization": "Bearer {{vault:API_KEY}}"}});
+    let (report, host) = fetch(&mut sandbox, params.clone());
+    assert_eq!(host["status"], "completed", "{host}");
+    assert!(second.requests()[0].contains(SECRET), "the redirect carried it in the URL");
+    assert!(host["output"]["body"].as_str().unwrap().contains("/landing?k=[redacted:API_KEY]"), "{host}");
+    assert_no_trace(&report, &audit_path);
+    // A refused redirect names its target in the failure, with the secret cut out.
+    let (report, host) = fetch(&mut sandbox, params);
+    assert_failed(&host, "permission_denied");
+    assert!(host["message"].as_str().unwrap().contains("ftp://files.example.com/[redacted:API_KEY]"), "{host}");
+    assert_no_trace(&report, &audit_path);
+}
+
 #[test]
 fn vault_headers_are_not_carried_to_another_host_on_redirect() {
     let second = Server::start(vec![Reply::ok("second")]);

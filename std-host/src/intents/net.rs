@@ -9,12 +9,15 @@
 //! A header value may hold `{{vault:NAME}}` placeholders; the host fills them in with the
 //! secret's value only for a host the secret's own `allowedHosts` allow (otherwise the fetch is
 //! refused). On a redirect the placeholders are filled in again for the new host: a header whose
-//! secret does not allow it (or any such header on an https-to-http downgrade) is dropped.
+//! secret does not allow it (or any such header on an https-to-http downgrade) is dropped. Every
+//! secret filled in on any hop is cut out of the answer (see [`super::redaction`]), so a server
+//! that reflects it does not hand it to the plugin.
 //!
 //! Hosts are compared in the canonical form of [`Host`], the form core checked the grants in,
 //! and the client is handed the URL with that canonical host, so no resolver reads another form
 //! of the host (`0x7f.1`, `127.0.0.1.`) than the one that was checked.
 
+use super::redaction::Redaction;
 use super::vault::Vault;
 use contour_core::host::url_host;
 use contour_core::permission::Host;
@@ -87,9 +90,9 @@ fn placeholder_names(template: &str) -> Result<Vec<&str>, Failure> {
     Ok(names)
 }
 
-/// The header value for `host`, with every placeholder replaced by its secret, or the error
-/// naming the secret that may not go to `host`.
-fn fill_in(template: &str, host: &str, vault: &Vault) -> Result<String, String> {
+/// The header value for `host`, with every placeholder replaced by its secret (each recorded in
+/// `redaction`), or the error naming the secret that may not go to `host`.
+fn fill_in(template: &str, host: &str, vault: &Vault, redaction: &mut Redaction) -> Result<String, String> {
     let mut value = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find(PLACEHOLDER_OPEN) {
@@ -98,7 +101,10 @@ fn fill_in(template: &str, host: &str, vault: &Vault) -> Result<String, String> 
         let Some(end) = after.find(PLACEHOLDER_CLOSE) else {
             return Err("a `{{vault:` placeholder has no closing `}}`".into());
         };
-        value.push_str(vault.secret_for_host(&after[..end], host)?);
+        let name = &after[..end];
+        let secret = vault.secret_for_host(name, host)?;
+        redaction.add(name, secret);
+        value.push_str(secret);
         rest = &after[end + PLACEHOLDER_CLOSE.len()..];
     }
     value.push_str(rest);
@@ -221,9 +227,10 @@ impl Net {
         let budget = context.remaining_ns.map_or(DEFAULT_TIMEOUT, Duration::from_nanos);
         let started = Instant::now();
         let request = FetchRequest { url, host, method, headers, body: body.as_deref() };
-        match self.run(&request, started, budget, grants, vault) {
-            Ok(output) => HostAnswer::ok(output),
-            Err(failure) => HostAnswer { result: Err(failure), fuel_used: 0 },
+        let mut redaction = Redaction::default();
+        match self.run(&request, started, budget, grants, vault, &mut redaction) {
+            Ok(output) => HostAnswer::ok(redaction.json(output)),
+            Err(failure) => HostAnswer { result: Err(redaction.failure(failure)), fuel_used: 0 },
         }
     }
 
@@ -234,6 +241,7 @@ impl Net {
         budget: Duration,
         grants: &Permissions,
         vault: &Vault,
+        redaction: &mut Redaction,
     ) -> Result<Value, Failure> {
         let mut method = http::Method::from_bytes(request.method.as_bytes()).map_err(|_| {
             failure(
@@ -270,7 +278,7 @@ impl Net {
                     if downgraded {
                         continue;
                     }
-                    match fill_in(&header.template, &host, vault) {
+                    match fill_in(&header.template, &host, vault, redaction) {
                         Ok(value) => value,
                         Err(_) if miss == VaultMiss::Drop => continue,
                         Err(why) => {
