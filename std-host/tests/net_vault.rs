@@ -1,143 +1,20 @@
 //! `net.fetch` and `vault.read` end to end: the real sandbox runs `fixtures/forward.wat`, which
 //! forwards its params as one host call, against a loopback HTTP server started by each test.
 
+#[path = "support/http_server.rs"]
+mod http_server;
+
 use contour_core::{Environment, IntentReport, Permissions, Plugin, Policy, Sandbox, VirtualEnvironment};
+use http_server::{Reply, Server};
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tdm_sdk::intents::{audit, context, dist, log, net, tool, vault, PluginIdentity, StdIntents};
 use tdm_sdk::SeededEnvironment;
 
 const SECRET: &str = "sk-live-7f3a9c1e-TOP-SECRET";
 const BODY_CAP: u64 = 4096;
-
-// ---------------------------------------------------------------------------------------------
-// A minimal HTTP/1.1 server on 127.0.0.1 that answers a bounded number of connections with
-// scripted replies and records what it received.
-
-#[derive(Clone)]
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-    delay: Duration,
-    /// Leave out `Content-Length` (the body then runs to the end of the connection).
-    no_length: bool,
-}
-
-impl Reply {
-    fn ok(body: &str) -> Self {
-        Self {
-            status: 200,
-            headers: vec![("Content-Type".into(), "text/plain".into())],
-            body: body.into(),
-            delay: Duration::ZERO,
-            no_length: false,
-        }
-    }
-
-    fn redirect(location: &str) -> Self {
-        Self {
-            status: 302,
-            headers: vec![("Location".into(), location.into())],
-            body: Vec::new(),
-            delay: Duration::ZERO,
-            no_length: false,
-        }
-    }
-}
-
-struct Server {
-    port: u16,
-    requests: Arc<Mutex<Vec<String>>>,
-    _thread: JoinHandle<()>,
-}
-
-impl Server {
-    /// Serves `replies` in order, one per connection, for at most 20 s.
-    fn start(replies: Vec<Reply>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&requests);
-        let thread = std::thread::spawn(move || {
-            let until = Instant::now() + Duration::from_secs(20);
-            let mut replies = replies.into_iter();
-            let Some(mut next) = replies.next() else { return };
-            while Instant::now() < until {
-                match listener.accept() {
-                    Ok((stream, _)) => {
-                        stream.set_nonblocking(false).unwrap();
-                        serve_one(stream, &next, &seen);
-                        match replies.next() {
-                            Some(reply) => next = reply,
-                            None => return,
-                        }
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
-                }
-            }
-        });
-        Self { port, requests, _thread: thread }
-    }
-
-    fn url(&self, host: &str, path: &str) -> String {
-        format!("http://{host}:{}{path}", self.port)
-    }
-
-    fn requests(&self) -> Vec<String> {
-        self.requests.lock().unwrap().clone()
-    }
-}
-
-fn serve_one(mut stream: TcpStream, reply: &Reply, seen: &Mutex<Vec<String>>) {
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut data = Vec::new();
-    let mut buf = [0u8; 4096];
-    // Headers, then a Content-Length body.
-    let header_end = loop {
-        if let Some(i) = data.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => {
-                seen.lock().unwrap().push(String::from_utf8_lossy(&data).into_owned());
-                return;
-            }
-            Ok(n) => data.extend_from_slice(&buf[..n]),
-        }
-    };
-    let head = String::from_utf8_lossy(&data[..header_end]).to_ascii_lowercase();
-    let length = head
-        .lines()
-        .find_map(|line| line.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .unwrap_or(0);
-    while data.len() < header_end + length {
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => data.extend_from_slice(&buf[..n]),
-        }
-    }
-    seen.lock().unwrap().push(String::from_utf8_lossy(&data).into_owned());
-    std::thread::sleep(reply.delay);
-    let mut out = format!("HTTP/1.1 {} X\r\nConnection: close\r\n", reply.status);
-    if !reply.no_length {
-        out.push_str(&format!("Content-Length: {}\r\n", reply.body.len()));
-    }
-    for (name, value) in &reply.headers {
-        out.push_str(&format!("{name}: {value}\r\n"));
-    }
-    out.push_str("\r\n");
-    let _ = stream.write_all(out.as_bytes());
-    let _ = stream.write_all(&reply.body);
-    let _ = stream.flush();
-}
 
 // ---------------------------------------------------------------------------------------------
 // The sandbox.
@@ -381,6 +258,64 @@ fn a_slow_server_is_cut_off_by_the_intent_deadline() {
     }
 }
 
+#[test]
+fn every_form_of_a_granted_address_is_fetched_from_that_address() {
+    let server = Server::start(vec![Reply::ok("hex"), Reply::ok("trailing dot"), Reply::ok("one number")]);
+    let mut sandbox = Setup::new(&["network:127.0.0.1"]).sandbox();
+    for (form, body) in [("0x7f.1", "hex"), ("127.0.0.1.", "trailing dot"), ("2130706433", "one number")] {
+        let (_, host) = fetch(&mut sandbox, json!({"url": server.url(form, "/")}));
+        assert_eq!(host["status"], "completed", "{form}: {host}");
+        assert_eq!(host["output"]["body"], body, "{form}: {host}");
+    }
+    // The client was handed the canonical address, the host that was checked.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    for request in requests {
+        assert!(
+            request.to_ascii_lowercase().contains(&format!("\r\nhost: 127.0.0.1:{}\r\n", server.port)),
+            "{request}"
+        );
+    }
+}
+
+#[test]
+fn a_redirect_to_another_form_of_the_granted_address_is_followed_to_it() {
+    let second = Server::start(vec![Reply::ok("arrived")]);
+    let first = Server::start(vec![Reply::redirect(&second.url("0177.0.0.1", "/next"))]);
+    let mut sandbox = Setup::new(&["network:127.0.0.1"]).sandbox();
+    let (_, host) = fetch(&mut sandbox, json!({"url": first.url("127.1", "/")}));
+    assert_eq!(host["output"]["body"], "arrived", "{host}");
+    let onward = &second.requests()[0];
+    assert!(onward.to_ascii_lowercase().contains(&format!("\r\nhost: 127.0.0.1:{}\r\n", second.port)), "{onward}");
+}
+
+#[test]
+fn a_wildcard_whose_domain_is_an_address_is_refused_at_parse() {
+    for grant in ["network:*.0.0.1", "network:*.1", "network:*.0x7f.1"] {
+        let error = Permissions::parse_all([grant]).expect_err(grant).to_string();
+        assert!(error.contains(grant) && error.contains("IP address"), "{error}");
+    }
+    // A secret's policy uses the same parser.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vault.json");
+    let text = json!({"secrets": {"API_KEY": {"value": SECRET, "allowedHosts": ["*.0.0.1"]}}});
+    std::fs::write(&path, text.to_string()).unwrap();
+    let error = vault::Vault::load(Some(&path)).expect_err("a numeric wildcard in allowedHosts");
+    assert!(error.contains("*.0.0.1") && !error.contains(SECRET), "{error}");
+}
+
+#[test]
+fn an_ungranted_address_is_denied_in_every_form() {
+    let server = Server::start(vec![Reply::ok("must not be reached")]);
+    let mut sandbox = Setup::new(&["network:127.0.0.2", "network:*.example.com"]).sandbox();
+    for form in ["127.0.0.1", "0x7f.1", "127.0.0.1.", "[::ffff:127.0.0.1]", "2130706433"] {
+        let (_, host) = fetch(&mut sandbox, json!({"url": server.url(form, "/")}));
+        assert_failed(&host, "permission_denied");
+        assert!(host["message"].as_str().unwrap().contains("network:127.0.0.1"), "{form}: {host}");
+    }
+    assert!(server.requests().is_empty());
+}
+
 // ---------------------------------------------------------------------------------------------
 // {{vault:NAME}} substitution
 
@@ -426,6 +361,78 @@ fn a_secret_whose_policy_excludes_the_host_is_refused() {
         fetch(&mut sandbox, json!({"url": server.url("127.0.0.1", "/"), "headers": {"X-Key": "{{vault:NOPE}}"}}));
     assert_failed(&host, "permission_denied");
     assert!(server.requests().is_empty());
+}
+
+/// Asserts that nothing the plugin can observe, nor the audit log, holds any form of the secret.
+fn assert_no_trace(report: &IntentReport, audit: &Path) {
+    let observed = [
+        ("outcome", report.outcome.json.clone()),
+        ("stdout", String::from_utf8_lossy(&report.stdout).into_owned()),
+        ("stderr", String::from_utf8_lossy(&report.stderr).into_owned()),
+        ("audit", std::fs::read_to_string(audit).unwrap_or_default()),
+    ];
+    for (place, text) in observed {
+        let lower = text.to_ascii_lowercase();
+        assert!(!lower.contains(&SECRET.to_ascii_lowercase()), "{place}: {text}");
+        // The value's core, which its percent-encoded and JSON forms keep too.
+        assert!(!lower.contains("7f3a9c1e"), "{place}: {text}");
+    }
+}
+
+#[test]
+fn a_secret_reflected_by_its_allowed_host_never_reaches_the_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit_path = dir.path().join("audit.jsonl");
+    let echo = Reply {
+        headers: vec![("X-Echo".into(), "{AUTH}".into()), ("X-Reflect-{TOKEN}".into(), "1".into())],
+        ..Reply::ok("you sent:\n{REQUEST}\nescaped: {TOKEN_PCT}")
+    };
+    let server = Server::start(vec![echo]);
+    let mut setup = Setup::new(&["network:127.0.0.1"]);
+    setup.vault = vault_with(&["127.0.0.1"]);
+    setup.audit = Some(audit_path.clone());
+    let mut sandbox = setup.sandbox();
+    let (report, host) = fetch(
+        &mut sandbox,
+        json!({"url": server.url("127.0.0.1", "/echo"), "headers": {"Authorization": "Bearer {{vault:API_KEY}}"}}),
+    );
+    assert_eq!(host["status"], "completed", "{host}");
+    // The server did receive the secret, and reflected it three ways.
+    assert!(server.requests()[0].contains(&format!("authorization: Bearer {SECRET}\r\n")));
+    let output = &host["output"];
+    assert_eq!(output["headers"]["x-echo"], "Bearer [redacted:API_KEY]", "{output}");
+    assert!(output["headers"].get("x-reflect-[redacted:API_KEY]").is_some(), "{output}");
+    let body = output["body"].as_str().unwrap();
+    assert!(body.contains("authorization: Bearer [redacted:API_KEY]") && body.contains("escaped: [redacted:API_KEY]"));
+    assert_no_trace(&report, &audit_path);
+}
+
+#[test]
+fn a_secret_reflected_after_a_redirect_or_in_an_error_is_cut_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let audit_path = dir.path().join("audit.jsonl");
+    // The allowed host puts the secret in a redirect to another granted host (which the secret
+    // may not go to), and that host echoes the request line holding it.
+    let second = Server::start(vec![Reply::ok("{REQUEST}")]);
+    let first = Server::start(vec![
+        Reply::redirect(&second.url("localhost", "/landing?k={TOKEN}")),
+        Reply::redirect("ftp://files.example.com/{TOKEN}"),
+    ]);
+    let mut setup = Setup::new(&["network:127.0.0.1", "network:localhost"]);
+    setup.vault = vault_with(&["127.0.0.1"]);
+    setup.audit = Some(audit_path.clone());
+    let mut sandbox = setup.sandbox();
+    let params = json!({"url": first.url("127.0.0.1", "/"), "headers": {"Authorization": "Bearer {{vault:API_KEY}}"}});
+    let (report, host) = fetch(&mut sandbox, params.clone());
+    assert_eq!(host["status"], "completed", "{host}");
+    assert!(second.requests()[0].contains(SECRET), "the redirect carried it in the URL");
+    assert!(host["output"]["body"].as_str().unwrap().contains("/landing?k=[redacted:API_KEY]"), "{host}");
+    assert_no_trace(&report, &audit_path);
+    // A refused redirect names its target in the failure, with the secret cut out.
+    let (report, host) = fetch(&mut sandbox, params);
+    assert_failed(&host, "permission_denied");
+    assert!(host["message"].as_str().unwrap().contains("ftp://files.example.com/[redacted:API_KEY]"), "{host}");
+    assert_no_trace(&report, &audit_path);
 }
 
 #[test]

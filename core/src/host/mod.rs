@@ -92,7 +92,8 @@ pub enum HostCall {
     NetFetch {
         /// The URL (http or https).
         url: String,
-        /// Its host, lower-cased.
+        /// Its canonical host (`permission::Host`): lower-cased, no trailing dot, IP
+        /// addresses in their one text form.
         host: String,
         /// The HTTP method (default GET).
         method: String,

@@ -183,25 +183,11 @@ impl<'a> Request<'a> {
     }
 }
 
-/// The lower-cased host of an `http://` or `https://` URL. Userinfo (`user@host`) is refused,
-/// so a URL cannot show one host to the check and another to the client.
+/// The canonical host (`permission::Host`) of an `http://` or `https://` URL, the form every
+/// `network:` grant is kept in. Userinfo (`user@host`) is refused, so a URL cannot show one host
+/// to the check and another to the client.
 pub fn url_host(url: &str) -> Result<String, String> {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-        .ok_or("only http:// and https:// URLs can be fetched")?;
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    if authority.contains('@') || authority.contains('\\') {
-        return Err("URLs with userinfo are refused".into());
-    }
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or("").to_string(),
-        None => authority.rsplit_once(':').map_or(authority, |(host, _port)| host).to_string(),
-    };
-    if host.is_empty() {
-        return Err("the URL has no host".into());
-    }
-    Ok(host.to_ascii_lowercase())
+    crate::permission::Host::of_url(url).map(|host| host.bare()).map_err(|error| error.to_string())
 }
 
 #[cfg(test)]

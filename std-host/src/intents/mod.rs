@@ -7,6 +7,7 @@ pub mod context;
 pub mod dist;
 pub mod log;
 pub mod net;
+pub mod redaction;
 pub mod tool;
 pub mod vault;
 

@@ -9,10 +9,18 @@
 //! A header value may hold `{{vault:NAME}}` placeholders; the host fills them in with the
 //! secret's value only for a host the secret's own `allowedHosts` allow (otherwise the fetch is
 //! refused). On a redirect the placeholders are filled in again for the new host: a header whose
-//! secret does not allow it (or any such header on an https-to-http downgrade) is dropped.
+//! secret does not allow it (or any such header on an https-to-http downgrade) is dropped. Every
+//! secret filled in on any hop is cut out of the answer (see [`super::redaction`]), so a server
+//! that reflects it does not hand it to the plugin.
+//!
+//! Hosts are compared in the canonical form of [`Host`], the form core checked the grants in,
+//! and the client is handed the URL with that canonical host, so no resolver reads another form
+//! of the host (`0x7f.1`, `127.0.0.1.`) than the one that was checked.
 
+use super::redaction::Redaction;
 use super::vault::Vault;
 use contour_core::host::url_host;
+use contour_core::permission::Host;
 use contour_core::{BlockedReason, CallContext, Failure, HostAnswer, HostCall, Permissions, Spent};
 use serde_json::{json, Map, Value};
 use std::io::Read;
@@ -82,9 +90,9 @@ fn placeholder_names(template: &str) -> Result<Vec<&str>, Failure> {
     Ok(names)
 }
 
-/// The header value for `host`, with every placeholder replaced by its secret, or the error
-/// naming the secret that may not go to `host`.
-fn fill_in(template: &str, host: &str, vault: &Vault) -> Result<String, String> {
+/// The header value for `host`, with every placeholder replaced by its secret (each recorded in
+/// `redaction`), or the error naming the secret that may not go to `host`.
+fn fill_in(template: &str, host: &str, vault: &Vault, redaction: &mut Redaction) -> Result<String, String> {
     let mut value = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find(PLACEHOLDER_OPEN) {
@@ -93,7 +101,10 @@ fn fill_in(template: &str, host: &str, vault: &Vault) -> Result<String, String> 
         let Some(end) = after.find(PLACEHOLDER_CLOSE) else {
             return Err("a `{{vault:` placeholder has no closing `}}`".into());
         };
-        value.push_str(vault.secret_for_host(&after[..end], host)?);
+        let name = &after[..end];
+        let secret = vault.secret_for_host(name, host)?;
+        redaction.add(name, secret);
+        value.push_str(secret);
         rest = &after[end + PLACEHOLDER_CLOSE.len()..];
     }
     value.push_str(rest);
@@ -151,7 +162,9 @@ fn resolve_location(base: &http::Uri, location: &str) -> Result<String, String> 
 }
 
 /// Parses `url` for the client and checks it connects to exactly `host`, the host the grants
-/// were checked against (two URL parsers must not disagree about where a request goes).
+/// were checked against (two URL parsers must not disagree about where a request goes). Both are
+/// compared in canonical form, and the URI handed back names the canonical host, so the client
+/// connects to the very address (or name) that was checked.
 fn client_uri(url: &str, host: &str) -> Result<http::Uri, Failure> {
     let uri: http::Uri = url.parse().map_err(|error| {
         failure(BlockedReason::InvalidHostRequest, format!("`net.fetch`: the URL cannot be parsed: {error}."))
@@ -162,14 +175,34 @@ fn client_uri(url: &str, host: &str) -> Result<http::Uri, Failure> {
             "`net.fetch`: only http and https URLs can be fetched.",
         ));
     }
-    let client_host = uri.host().unwrap_or("").trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
-    if client_host != host {
-        return Err(failure(
+    let client_host = uri.host().unwrap_or("").to_string();
+    let authority = uri.authority().map_or("", http::uri::Authority::as_str).to_string();
+    let ambiguous = || {
+        failure(
             BlockedReason::PermissionDenied,
             format!("`net.fetch`: the URL's host is ambiguous (`{host}` or `{client_host}`)."),
-        ));
+        )
+    };
+    let checked = Host::parse(host).map_err(|_| ambiguous())?;
+    if authority.contains('@') || Host::parse(&client_host).ok().as_ref() != Some(&checked) {
+        return Err(ambiguous());
     }
-    Ok(uri)
+    // What follows the host in the authority: nothing, or `:` and a port the client reads too.
+    let port = match authority.strip_prefix(client_host.as_str()) {
+        Some("") => None,
+        Some(rest) => match (rest.strip_prefix(':'), uri.port_u16()) {
+            (Some(digits), Some(port)) if digits.bytes().all(|b| b.is_ascii_digit()) => Some(port),
+            _ => return Err(ambiguous()),
+        },
+        None => return Err(ambiguous()),
+    };
+    let canonical = match port {
+        Some(port) => format!("{checked}:{port}"),
+        None => checked.to_string(),
+    };
+    let mut parts = uri.into_parts();
+    parts.authority = Some(canonical.parse().map_err(|_| ambiguous())?);
+    http::Uri::from_parts(parts).map_err(|_| ambiguous())
 }
 
 fn is_redirect(status: u16) -> bool {
@@ -194,9 +227,10 @@ impl Net {
         let budget = context.remaining_ns.map_or(DEFAULT_TIMEOUT, Duration::from_nanos);
         let started = Instant::now();
         let request = FetchRequest { url, host, method, headers, body: body.as_deref() };
-        match self.run(&request, started, budget, grants, vault) {
-            Ok(output) => HostAnswer::ok(output),
-            Err(failure) => HostAnswer { result: Err(failure), spent: Spent::default() },
+        let mut redaction = Redaction::default();
+        match self.run(&request, started, budget, grants, vault, &mut redaction) {
+            Ok(output) => HostAnswer::ok(redaction.json(output)),
+            Err(failure) => HostAnswer { result: Err(redaction.failure(failure)), spent: Spent::default() },
         }
     }
 
@@ -207,6 +241,7 @@ impl Net {
         budget: Duration,
         grants: &Permissions,
         vault: &Vault,
+        redaction: &mut Redaction,
     ) -> Result<Value, Failure> {
         let mut method = http::Method::from_bytes(request.method.as_bytes()).map_err(|_| {
             failure(
@@ -243,7 +278,7 @@ impl Net {
                     if downgraded {
                         continue;
                     }
-                    match fill_in(&header.template, &host, vault) {
+                    match fill_in(&header.template, &host, vault, redaction) {
                         Ok(value) => value,
                         Err(_) if miss == VaultMiss::Drop => continue,
                         Err(why) => {
@@ -410,9 +445,21 @@ mod tests {
 
     #[test]
     fn the_client_must_see_the_checked_host() {
-        assert!(client_uri("http://a.com/", "a.com").is_ok());
-        assert!(client_uri("http://A.com:80/", "a.com").is_ok());
-        assert!(client_uri("http://[::1]:80/", "::1").is_ok());
+        let uri = |url, host| client_uri(url, host).map(|uri| uri.to_string());
+        assert_eq!(uri("http://a.com/", "a.com").unwrap(), "http://a.com/");
+        assert_eq!(uri("http://A.com.:80/x?y=1", "a.com").unwrap(), "http://a.com:80/x?y=1");
+        assert_eq!(uri("http://[::1]:80/", "::1").unwrap(), "http://[::1]:80/");
         assert!(client_uri("http://b.com/", "a.com").is_err());
+    }
+
+    #[test]
+    fn the_client_connects_to_the_canonical_host() {
+        let uri = |url| client_uri(url, "127.0.0.1").map(|uri| uri.to_string());
+        assert_eq!(uri("http://0x7f.1:8080/a?b").unwrap(), "http://127.0.0.1:8080/a?b");
+        assert_eq!(uri("http://127.0.0.1.:8080/").unwrap(), "http://127.0.0.1:8080/");
+        assert_eq!(uri("https://2130706433/").unwrap(), "https://127.0.0.1/");
+        assert_eq!(uri("http://[::ffff:127.0.0.1]:9/").unwrap(), "http://127.0.0.1:9/");
+        assert!(uri("http://127.0.0.2/").is_err());
+        assert!(uri("http://u@127.0.0.1/").is_err());
     }
 }

@@ -24,7 +24,7 @@ struct Secret {
     value: String,
     created: Option<String>,
     rotated: Option<String>,
-    /// `allowedHosts` as given (lower-cased).
+    /// `allowedHosts` in canonical form (as `network:` grants are kept).
     allowed_hosts: Vec<String>,
     /// The same patterns as `network:` permissions, for matching.
     allowed: Vec<Permission>,
@@ -87,12 +87,15 @@ fn parse_secret(name: &str, entry: &Value, file: &str) -> Result<Secret, String>
                 let pattern = pattern.as_str().ok_or_else(|| {
                     format!("vault file {file}: secret `{name}`: `allowedHosts` must be an array of strings")
                 })?;
-                let permission = Permission::parse(&format!("network:{pattern}")).map_err(|_| {
+                let permission = Permission::parse(&format!("network:{pattern}")).map_err(|error| {
                     format!(
-                        "vault file {file}: secret `{name}`: `{pattern}` in `allowedHosts` is not a host or *.domain pattern"
+                        "vault file {file}: secret `{name}`: `{pattern}` in `allowedHosts` is not a host or *.domain pattern ({})",
+                        error.kind
                     )
                 })?;
-                allowed_hosts.push(pattern.to_ascii_lowercase());
+                // Shown in the canonical form it is matched in (`0x7f.1` is `127.0.0.1`).
+                let shown = permission.to_string();
+                allowed_hosts.push(shown.strip_prefix("network:").unwrap_or(&shown).to_string());
                 allowed.push(permission);
             }
         }
@@ -254,6 +257,18 @@ mod tests {
             assert!(error.contains("API_KEY") && !error.contains(SECRET), "{error}");
         }
         assert!(vault.secret_for_host("NOPE", "api.example.com").is_err());
+    }
+
+    #[test]
+    fn allowed_hosts_are_canonical_and_wildcards_never_cover_addresses() {
+        let text = format!(r#"{{"secrets": {{"K": {{"value": "{SECRET}", "allowedHosts": ["0x7f.1", "[::1]"]}}}}}}"#);
+        let loaded = vault(&text).unwrap();
+        assert_eq!(loaded.metadata("K").output().unwrap()["allowedHosts"], json!(["127.0.0.1", "[::1]"]));
+        assert_eq!(loaded.secret_for_host("K", "127.0.0.1").unwrap(), SECRET);
+        assert_eq!(loaded.secret_for_host("K", "::1").unwrap(), SECRET);
+        let numeric = format!(r#"{{"secrets": {{"K": {{"value": "{SECRET}", "allowedHosts": ["*.0.0.1"]}}}}}}"#);
+        let error = vault(&numeric).unwrap_err();
+        assert!(error.contains("*.0.0.1") && error.contains("IP address"), "{error}");
     }
 
     #[test]
