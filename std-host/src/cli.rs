@@ -4,7 +4,7 @@
 
 use crate::dirfs::DirFs;
 use crate::environment::{HostEnvironment, SeededEnvironment};
-use crate::intents::audit::{read_entries, AuditLog};
+use crate::intents::audit::{visit_entries, AuditLog};
 use crate::intents::context::Context;
 use crate::intents::dist::Dist;
 use crate::intents::log::Log;
@@ -12,7 +12,7 @@ use crate::intents::net::Net;
 use crate::intents::tool::{sha256_hex, Tools};
 use crate::intents::vault::Vault;
 use crate::intents::{PluginIdentity, StdIntents};
-use crate::module_file::{read_module, ModuleFileError};
+use crate::module_file::{read_module, read_module_within, ModuleFileError};
 use crate::operator::{self, OperatorError, Source};
 use crate::package::{Hub, Package, PackageError};
 use crate::workspace::{now_ms, LastCall, PluginState, Workspace, WorkspaceError};
@@ -416,7 +416,7 @@ fn run(args: &RunArgs) -> Result<u8, UsageError> {
         policy.max_memory_bytes = bytes;
     }
     policy.validate()?;
-    let bytes = match read_module(&args.plugin) {
+    let bytes = match read_module_within(&args.plugin, policy.max_module_bytes) {
         Ok(bytes) => bytes,
         Err(ModuleFileError::Wat(path, e)) => {
             let failure = Failure::new(BlockedReason::InvalidModule, format!("{}: {e}", path.display()));
@@ -520,9 +520,9 @@ fn audit(args: &AuditArgs) -> Result<u8, UsageError> {
         }
         return Ok(EXIT_COMPLETED);
     }
-    let entries = read_entries(&path, args.plugin.as_deref()).map_err(UsageError)?;
+    // Streamed: one bounded line at a time, never the whole log in memory.
     let mut out = std::io::stdout().lock();
-    for entry in &entries {
+    visit_entries(&path, args.plugin.as_deref(), |entry| {
         if args.json {
             let _ = writeln!(out, "{entry}");
         } else {
@@ -542,7 +542,8 @@ fn audit(args: &AuditArgs) -> Result<u8, UsageError> {
                 field("fuel")
             );
         }
-    }
+    })
+    .map_err(UsageError)?;
     Ok(EXIT_COMPLETED)
 }
 
@@ -1036,7 +1037,7 @@ fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, UsageError> {
 
 fn exec(args: &ExecArgs) -> Result<u8, UsageError> {
     let policy = policy_from(&args.limits);
-    let bytes = read_module(&args.module)?;
+    let bytes = read_module_within(&args.module, policy.max_module_bytes)?;
     let plugin = match Plugin::load_as(&bytes, policy, Profile::Command) {
         Ok(plugin) => plugin,
         Err(failure) => {

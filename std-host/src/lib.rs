@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod dirfs;
 pub mod environment;
+pub mod files;
 pub mod intents;
 pub mod module_file;
 pub mod operator;
