@@ -1,13 +1,15 @@
-//! Every file tdm reads, through the built binary: a FIFO is refused at once instead of
-//! blocking, a file over its bound is refused from its metadata without being read (1 GiB
-//! sparse files), `.wat` errors name the file and are truncated, and the audit log is streamed
-//! with a per-line bound.
+//! Every file tdm reads, through the built binary (and `DirFs` itself): a FIFO is refused at
+//! once instead of blocking, a file over its bound is refused from its metadata without being
+//! read (1 GiB sparse files), `.wat` errors name the file and are truncated, the audit log is
+//! streamed with a per-line bound, and `exec --dir` reports real inode numbers.
 
+use contour_core::fs::{FsError, NodeKind, ReadOnlyFs};
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use tdm_sdk::dirfs::DirFs;
 
 /// How long a command may take before it counts as blocked (generous: the point is that it stops).
 const BLOCKED_AFTER: Duration = Duration::from_secs(60);
@@ -50,6 +52,10 @@ fn text(output: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
 }
 
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).display().to_string()
+}
+
 fn mkfifo(path: &Path) {
     let status = Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
     assert!(status.success(), "mkfifo {}", path.display());
@@ -58,6 +64,90 @@ fn mkfifo(path: &Path) {
 /// A 1 GiB file that takes no disk space (and would take 1 GiB of memory to read).
 fn sparse_gib(path: &Path) {
     std::fs::File::create(path).unwrap().set_len(1 << 30).unwrap();
+}
+
+#[test]
+fn dist_read_of_a_fifo_is_a_failed_answer_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dist = tmp.path().join("dist");
+    std::fs::create_dir_all(&dist).unwrap();
+    mkfifo(&dist.join("pipe"));
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"dist.read","params":{"path":"pipe"}}"#;
+    let dist = dist.display().to_string();
+    let out = tdm(tmp.path(), &["run", &fixture("forward.wat"), "forward", "--params", call, "--dist", &dist]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let outcome: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(outcome["output"]["blockedReason"], "host_intent_failed", "{outcome}");
+    assert!(outcome["output"]["message"].as_str().unwrap().contains("named pipe"), "{outcome}");
+}
+
+#[test]
+fn an_exec_preopen_never_blocks_on_a_fifo() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    mkfifo(&root.join("pipe"));
+    let root = root.display().to_string();
+    let out = tdm(tmp.path(), &["exec", &fixture("files.wat"), "--dir", &root, "--", "cat", "pipe"]);
+    const EPERM: i32 = 63;
+    assert_eq!(out.status.code(), Some(EPERM), "{}", text(&out));
+}
+
+/// Opens `path` in `fs` on another thread: a blocked open fails the test instead of hanging it.
+fn open_in_time(mut fs: DirFs, root: u64, path: &'static str) -> (DirFs, Result<u64, FsError>) {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let opened = fs.open(root, path, true);
+        let _ = send.send((fs, opened));
+    });
+    receive.recv_timeout(BLOCKED_AFTER).unwrap_or_else(|_| panic!("opening {path} blocked"))
+}
+
+#[test]
+fn dirfs_stats_and_lists_a_fifo_and_refuses_to_read_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    mkfifo(&tmp.path().join("pipe"));
+    let fs = DirFs::open(&[(tmp.path().to_path_buf(), "/".to_string())]).unwrap();
+    let root = fs.preopens()[0].0;
+    let (mut fs, node) = open_in_time(fs, root, "pipe");
+    let node = node.expect("a FIFO can be opened to stat it");
+    let stat = fs.stat(node).unwrap();
+    assert_eq!(stat.kind, NodeKind::Other);
+    assert_ne!(stat.ino, 0);
+    assert_eq!(fs.read_at(node, 0, &mut [0; 16]), Err(FsError::AccessDenied));
+    let listed = fs.read_dir(root).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!((listed[0].name.as_str(), listed[0].ino), ("pipe", stat.ino));
+}
+
+#[test]
+fn dirfs_reports_real_inodes_in_stat_and_listings() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("a"), "a").unwrap();
+    std::fs::write(tmp.path().join("b"), "b").unwrap();
+    std::fs::hard_link(tmp.path().join("a"), tmp.path().join("a-link")).unwrap();
+    std::fs::create_dir(tmp.path().join("sub")).unwrap();
+    let mut fs = DirFs::open(&[(tmp.path().to_path_buf(), "/".to_string())]).unwrap();
+    let root = fs.preopens()[0].0;
+    let mut ino = |path: &str| {
+        let node = fs.open(root, path, true).unwrap();
+        let stat = fs.stat(node).unwrap();
+        fs.close(node);
+        (stat.dev, stat.ino, stat.nlink)
+    };
+    let (a, a_again, b, link, sub) = (ino("a"), ino("a"), ino("b"), ino("a-link"), ino("sub"));
+    assert_ne!(a.1, 0);
+    assert_ne!(a.1, b.1, "different files have different inodes");
+    assert_ne!(a.1, sub.1);
+    assert_eq!(a, a_again, "the same file keeps its inode");
+    assert_eq!(a.1, link.1, "a hard link is the same file");
+    assert_eq!(a.2, 2, "two links");
+    assert_eq!(a.0, b.0, "one device");
+    let listed = fs.read_dir(root).unwrap();
+    let of = |name: &str| listed.iter().find(|e| e.name == name).map(|e| e.ino);
+    assert_eq!(of("a"), Some(a.1));
+    assert_eq!(of("b"), Some(b.1));
+    assert_eq!(of("sub"), Some(sub.1));
 }
 
 #[test]
