@@ -14,6 +14,7 @@ pub mod intents;
 pub mod module_file;
 pub mod operator;
 pub mod package;
+pub mod package_copy;
 pub mod repl;
 pub mod workspace;
 
