@@ -167,6 +167,20 @@ fn nonblocking_std() -> std::fs::OpenOptions {
     options
 }
 
+/// Write options that never block on a FIFO (on Unix `O_NONBLOCK`: with no reader the open
+/// fails at once with `ENXIO` instead of waiting for one); harmless for a regular file. For the
+/// files tdm appends to or replaces: the audit log, the state lock, the state's temporary file.
+pub fn nonblocking_write() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options
+}
+
 /// Read-only open options for a cap-std directory that never block on a FIFO or a device (on
 /// Unix `O_NONBLOCK`, harmless for a regular file). Check the opened handle's type before
 /// reading.

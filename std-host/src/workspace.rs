@@ -293,10 +293,11 @@ impl Workspace {
     /// state, never a half-written one. A state that does not parse is never overwritten.
     pub fn update<T>(&self, change: impl FnOnce(&mut State) -> Result<T, WorkspaceError>) -> Result<T, WorkspaceError> {
         let lock_path = self.dir.join(LOCK_FILE);
-        let lock = std::fs::OpenOptions::new()
+        // Opened non-blocking (a FIFO planted here fails, never waits); `lock` still waits for
+        // another tdm process, as it should.
+        let lock = files::nonblocking_write()
             .create(true)
             .truncate(false)
-            .write(true)
             .open(&lock_path)
             .map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
         lock.lock().map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
@@ -312,7 +313,7 @@ impl Workspace {
         let tmp = self.dir.join(format!("{STATE_FILE}.tmp-{}", std::process::id()));
         let io = |e| WorkspaceError::Io(tmp.clone(), e);
         let bytes = serde_json::to_vec_pretty(state).map_err(|e| io(std::io::Error::other(e)))?;
-        let mut file = std::fs::File::create(&tmp).map_err(io)?;
+        let mut file = files::nonblocking_write().create(true).truncate(true).open(&tmp).map_err(io)?;
         file.write_all(&bytes).map_err(io)?;
         file.sync_all().map_err(io)?;
         drop(file);

@@ -238,3 +238,22 @@ fn the_audit_log_is_streamed_with_a_per_line_bound() {
     assert!(lines[1]["error"].as_str().unwrap().contains("longer than 65536 bytes"), "{}", lines[1]);
     assert_eq!(lines[2]["plugin"], "p");
 }
+
+#[test]
+fn a_fifo_as_audit_log_or_state_lock_is_never_waited_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let audit = tmp.path().join("audit.fifo");
+    mkfifo(&audit);
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"log","params":{"level":"info","message":"m"}}"#;
+    let audit = audit.display().to_string();
+    let out = tdm(tmp.path(), &["run", &fixture("forward.wat"), "forward", "--params", call, "--audit", &audit]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("cannot append to the audit log"), "{}", text(&out));
+
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    mkfifo(&ws.join("state.lock"));
+    let out = tdm(&ws, &["revoke", "p"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("state.lock"), "{}", text(&out));
+}

@@ -81,7 +81,8 @@ impl AuditLog {
         let mut line = Self::entry(identity, record, now_ms()).to_string();
         line.push('\n');
         // One write of the whole line on an O_APPEND file: concurrent writers do not interleave.
-        let result = std::fs::OpenOptions::new()
+        // Opened non-blocking: a FIFO without a reader is an error, never a wait.
+        let result = files::nonblocking_write()
             .create(true)
             .append(true)
             .open(path)
