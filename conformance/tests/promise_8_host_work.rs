@@ -7,8 +7,7 @@ use contour_conformance::{framed, load, sandbox, wat, wat_data};
 use contour_core::meter::{fuel_for_bytes, BYTES_PER_FUEL};
 use contour_core::policy::DEFAULT_START_FUEL;
 use contour_core::{
-    AuditRecord, Clock, Environment, HostIntents, IntentReport, Permissions, Policy, Sandbox, Slept,
-    VirtualEnvironment,
+    AuditRecord, Clock, Environment, HostIntents, IntentReport, Permissions, Policy, Sandbox, Slept, VirtualEnvironment,
 };
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -72,7 +71,8 @@ fn a_random_get_flood_is_stopped_by_fuel() {
 #[test]
 fn fd_write_pays_for_every_iovec() {
     // A million empty iovecs (zeroed memory is (0, 0) pairs) at 65536.
-    let write = |n: u32| format!("(drop (call $fd_write (i32.const 1) (i32.const 65536) (i32.const {n}) (i32.const 512)))");
+    let write =
+        |n: u32| format!("(drop (call $fd_write (i32.const 1) (i32.const 65536) (i32.const {n}) (i32.const 512)))");
     let none = fuel_of(&plugin(FD_WRITE, 200, &write(0), ""));
     let million = fuel_of(&plugin(FD_WRITE, 200, &write(1_000_000), ""));
     assert_eq!(million - none, fuel_for_bytes(1_000_000 * 8));
@@ -81,9 +81,8 @@ fn fd_write_pays_for_every_iovec() {
 #[test]
 fn poll_oneoff_pays_for_every_subscription_and_event() {
     // Zeroed subscriptions are relative clock waits of 0 ns: every one fires at once.
-    let poll = |n: u32| {
-        format!("(drop (call $poll (i32.const 65536) (i32.const 5000000) (i32.const {n}) (i32.const 512)))")
-    };
+    let poll =
+        |n: u32| format!("(drop (call $poll (i32.const 65536) (i32.const 5000000) (i32.const {n}) (i32.const 512)))");
     let one = fuel_of(&plugin(POLL, 130, &poll(1), ""));
     let many = fuel_of(&plugin(POLL, 130, &poll(100_000), ""));
     assert_eq!(many - one, fuel_for_bytes(100_000 * 80) - fuel_for_bytes(80));
@@ -180,9 +179,7 @@ fn sleeps_never_pass_the_deadline() {
     assert_eq!(report.outcome.blocked_reason(), Some("deadline_exceeded"), "{}", report.outcome.json);
     // One 10 s sleep is cut at the deadline, not slept.
     let plugin_once = load(&sleeper(10_000_000_000, false), policy.clone());
-    let mut env = SimulatedWall::default();
-    env.wall_ns = 0;
-    let mut sandbox = Sandbox::new(plugin_once, Box::new(env));
+    let mut sandbox = Sandbox::new(plugin_once, Box::new(SimulatedWall::default()));
     let report = sandbox.execute("work", &json!({}));
     assert_eq!(report.outcome.blocked_reason(), Some("deadline_exceeded"), "{}", report.outcome.json);
     // On a virtual clock alone (no wall clock, no deadline) the same sleep just advances time.
@@ -198,7 +195,11 @@ fn a_looping_start_function_gets_a_fixed_slice_not_the_whole_budget() {
     let report = run(&wasm, policy);
     assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
     assert!(report.fuel_used <= DEFAULT_START_FUEL, "{}", report.fuel_used);
-    assert!(report.outcome.json.contains("_initialize"), "the message says where set-up belongs: {}", report.outcome.json);
+    assert!(
+        report.outcome.json.contains("_initialize"),
+        "the message says where set-up belongs: {}",
+        report.outcome.json
+    );
 }
 
 #[test]

@@ -4,7 +4,8 @@
 
 use crate::dirfs::DirFs;
 use crate::environment::{HostEnvironment, SeededEnvironment};
-use crate::intents::audit::{read_entries, AuditLog};
+use crate::files::FileError;
+use crate::intents::audit::{visit_entries, AuditLog};
 use crate::intents::context::Context;
 use crate::intents::dist::Dist;
 use crate::intents::log::Log;
@@ -12,9 +13,10 @@ use crate::intents::net::Net;
 use crate::intents::tool::{sha256_hex, Tools};
 use crate::intents::vault::Vault;
 use crate::intents::{PluginIdentity, StdIntents};
-use crate::module_file::{read_module, ModuleFileError};
-use crate::operator::{self, OperatorError, Source};
+use crate::module_file::{read_module, read_module_within, ModuleFileError};
+use crate::operator::{self, LaunchError, OperatorError, Source};
 use crate::package::{Hub, Package, PackageError};
+use crate::package_copy::CopyError;
 use crate::terminal::{self, errln, outln};
 use crate::workspace::{now_ms, LastCall, PluginState, Workspace, WorkspaceError};
 use crate::workspace::{workspace_dir, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
@@ -415,7 +417,7 @@ fn run(args: &RunArgs) -> Result<u8, UsageError> {
         policy.max_memory_bytes = bytes;
     }
     policy.validate()?;
-    let bytes = match read_module(&args.plugin) {
+    let bytes = match read_module_within(&args.plugin, policy.max_module_bytes) {
         Ok(bytes) => bytes,
         Err(ModuleFileError::Wat(path, e)) => {
             let failure = Failure::new(BlockedReason::InvalidModule, format!("{}: {e}", path.display()));
@@ -519,8 +521,8 @@ fn audit(args: &AuditArgs) -> Result<u8, UsageError> {
         }
         return Ok(EXIT_COMPLETED);
     }
-    let entries = read_entries(&path, args.plugin.as_deref()).map_err(UsageError)?;
-    for entry in &entries {
+    // Streamed: one bounded line at a time, never the whole log in memory.
+    visit_entries(&path, args.plugin.as_deref(), |entry| {
         if args.json {
             terminal::out_json(&entry.to_string());
         } else {
@@ -539,7 +541,8 @@ fn audit(args: &AuditArgs) -> Result<u8, UsageError> {
                 field("fuel")
             );
         }
-    }
+    })
+    .map_err(UsageError)?;
     Ok(EXIT_COMPLETED)
 }
 
@@ -568,12 +571,14 @@ fn refused(e: &OperatorError) -> u8 {
     errln!("tdm: {e}");
     match e {
         OperatorError::Io(..)
+        | OperatorError::Copy(CopyError::Io(..))
         | OperatorError::Workspace(WorkspaceError::Io(..) | WorkspaceError::CorruptState(..))
-        | OperatorError::Package(PackageError::Io(..)) => EXIT_USAGE,
+        | OperatorError::Package(PackageError::Io(..) | PackageError::File(FileError::Io { .. })) => EXIT_USAGE,
         _ => EXIT_FAILED,
     }
 }
 
+/// The first 12 characters of a hash, for display (never slicing inside a character).
 fn hub_list(dir: &Path, json: bool) -> Result<u8, UsageError> {
     let hub = match Hub::open(dir) {
         Ok(hub) => hub,
@@ -668,8 +673,7 @@ fn approve(args: &ApproveArgs) -> Result<u8, UsageError> {
             return Ok(EXIT_FAILED);
         }
     }
-    if let Err(e) = operator::approve(&workspace, &args.id, &package.manifest.sha256.to_ascii_lowercase(), permissions)
-    {
+    if let Err(e) = operator::approve(&workspace, &args.id, &package.sha256, permissions) {
         return Ok(refused(&e));
     }
     outln!("approved {}", args.id);
@@ -684,24 +688,18 @@ struct ApprovedLaunch {
     host: HostArgs,
 }
 
-/// The one check before an installed plugin runs (`tdm call`, `tdm repl ID`): installed, approved
-/// for the module on disk and its permissions, and its package still verifies. A refusal is the
-/// `not_approved` outcome to print; nothing of the plugin has run.
+/// The one check before an installed plugin runs (`tdm call`, `tdm repl ID`), see
+/// [`operator::approved_plugin`]: the package is read once and exactly the bytes whose hash
+/// matched the approval are run. A refusal is the `not_approved` outcome to print.
 fn approved_launch(workspace: &Workspace, id: &str) -> Result<Result<ApprovedLaunch, Outcome>, UsageError> {
-    let not_approved = |why: String| Err(Outcome::from_failure(Failure::new(BlockedReason::NotApproved, why)));
-    let state = workspace.read_state()?;
-    let Some(installed) = state.plugins.get(id) else {
-        return Ok(not_approved(format!("No plugin `{id}` is installed.")));
+    let approved = match operator::approved_plugin(workspace, id) {
+        Ok(approved) => approved,
+        Err(LaunchError::NotApproved(why)) => {
+            return Ok(Err(Outcome::from_failure(Failure::new(BlockedReason::NotApproved, why))))
+        }
+        Err(LaunchError::Workspace(e)) => return Err(e.into()),
     };
-    if let Some(why) = operator::launch_refusal(installed, operator::hash_on_disk(workspace, installed).as_deref()) {
-        return Ok(not_approved(why));
-    }
-    let package = match Package::read(&workspace.dir.join(&installed.path)) {
-        Ok(package) => package,
-        Err(e) => return Ok(not_approved(format!("The installed package no longer verifies: {e}."))),
-    };
-    let approved = installed.approval.as_ref().map(|a| a.permissions.clone()).unwrap_or_default();
-    let grants = Permissions::parse_all(approved.iter().map(String::as_str))?;
+    let package = approved.package;
     let host = HostArgs {
         dist: Some(package.dir.join("dist")).filter(|d| d.is_dir()),
         vault: None,
@@ -710,7 +708,7 @@ fn approved_launch(workspace: &Workspace, id: &str) -> Result<Result<ApprovedLau
         tools: Vec::new(),
         workspace: Some(workspace.dir.clone()),
     };
-    Ok(Ok(ApprovedLaunch { package, grants, host }))
+    Ok(Ok(ApprovedLaunch { package, grants: approved.grants, host }))
 }
 
 fn call(args: &CallArgs) -> Result<u8, UsageError> {
@@ -723,7 +721,7 @@ fn call(args: &CallArgs) -> Result<u8, UsageError> {
         Ok(plugin) => Arc::new(plugin),
         Err(failure) => return Ok(print_outcome(&Outcome::from_failure(failure))),
     };
-    let identity = PluginIdentity { id: args.id.clone(), hash: package.manifest.sha256.clone() };
+    let identity = PluginIdentity { id: args.id.clone(), hash: package.sha256.clone() };
     let intents = std_intents(&host, args.seed, &package.dir.join(&package.manifest.module), identity, &grants)?;
     let env = environment(args.seed, plugin.policy());
     let mut sandbox = Sandbox::new(plugin, env).with_host(Box::new(intents), grants);
@@ -759,9 +757,10 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, UsageError> {
     let audit_bytes = std::fs::metadata(&audit_path).map_or(0, |m| m.len());
     let mut rows = Vec::new();
     for (id, plugin) in &state.plugins {
-        let hash_now = operator::hash_on_disk(&workspace, plugin);
-        let plugin_state = plugin.state(hash_now.as_deref());
-        let policy = Package::read(&workspace.dir.join(&plugin.path)).map(|p| p.policy()).unwrap_or_default();
+        // One read of the package gives both the state and the limits shown.
+        let files = operator::read_installed(&workspace, plugin).ok();
+        let plugin_state = operator::state_on_disk(plugin, files.as_ref());
+        let policy = files.and_then(|f| Package::verify(f).ok()).map(|p| p.policy()).unwrap_or_default();
         let granted: Vec<String> = match plugin_state {
             PluginState::Approved => plugin.approval.as_ref().map(|a| a.permissions.clone()).unwrap_or_default(),
             _ => Vec::new(),
@@ -1048,7 +1047,7 @@ fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, UsageError> {
 
 fn exec(args: &ExecArgs) -> Result<u8, UsageError> {
     let policy = policy_from(&args.limits);
-    let bytes = read_module(&args.module)?;
+    let bytes = read_module_within(&args.module, policy.max_module_bytes)?;
     let plugin = match Plugin::load_as(&bytes, policy, Profile::Command) {
         Ok(plugin) => plugin,
         Err(failure) => {

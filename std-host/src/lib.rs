@@ -9,10 +9,12 @@
 pub mod cli;
 pub mod dirfs;
 pub mod environment;
+pub mod files;
 pub mod intents;
 pub mod module_file;
 pub mod operator;
 pub mod package;
+pub mod package_copy;
 pub mod repl;
 pub mod terminal;
 pub mod workspace;

@@ -2,11 +2,14 @@
 //! running), approve (bound to the hash and the exact permissions), revoke, uninstall, and the
 //! checks `tdm call` makes before anything runs.
 
-use crate::package::{covered, Hub, Package, PackageError};
-use crate::workspace::{now_ms, Approval, InstalledPlugin, PluginState, Workspace, WorkspaceError, PACKAGES_DIR};
-use contour_core::{Plugin, Policy, Profile};
+use crate::files;
+use crate::package::{covered, valid_id, Hub, Package, PackageError, PackageFiles};
+use crate::package_copy::{self, CopyError};
+use crate::workspace::PACKAGES_DIR;
+use crate::workspace::{now_ms, Approval, InstalledPlugin, ModuleCheck, PluginState, Workspace, WorkspaceError};
+use contour_core::{Permissions, Plugin, Policy, Profile};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Why an operator command failed.
 #[derive(Debug)]
@@ -19,7 +22,10 @@ pub enum OperatorError {
     Rejected(String),
     /// A paid plugin without `--accept-price`.
     PriceNotAccepted(String),
-    /// Copying the package failed.
+    /// The package cannot be copied: a symlink, FIFO, socket or device in it, or over a limit
+    /// (nothing was installed).
+    Copy(CopyError),
+    /// Creating a folder in the workspace failed.
     Io(PathBuf, std::io::Error),
 }
 
@@ -32,6 +38,7 @@ impl fmt::Display for OperatorError {
             Self::PriceNotAccepted(price) => {
                 write!(f, "this plugin costs {price}; pass --accept-price to install it (it will still need approval)")
             }
+            Self::Copy(e) => write!(f, "{e}; nothing was installed"),
             Self::Io(path, e) => write!(f, "{}: {e}", path.display()),
         }
     }
@@ -82,25 +89,9 @@ pub struct InstallReport {
     pub still_approved: bool,
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<(), OperatorError> {
-    std::fs::create_dir_all(to).map_err(|e| OperatorError::Io(to.to_path_buf(), e))?;
-    let entries = std::fs::read_dir(from).map_err(|e| OperatorError::Io(from.to_path_buf(), e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| OperatorError::Io(from.to_path_buf(), e))?;
-        let kind = entry.file_type().map_err(|e| OperatorError::Io(entry.path(), e))?;
-        let target = to.join(entry.file_name());
-        if kind.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else if kind.is_file() {
-            std::fs::copy(entry.path(), &target).map_err(|e| OperatorError::Io(entry.path(), e))?;
-        }
-        // Symlinks are not copied: a package holds plain files only.
-    }
-    Ok(())
-}
-
 /// Installs a package: verifies its hash and the module's load-time checks (no plugin code
-/// runs), copies it into the workspace and records it as `installed`. A new module or a
+/// runs), copies it into the workspace (the manifest and module from the bytes verified, see
+/// [`package_copy`]) and records it as `installed`. A new module or a
 /// permission outside the approved set voids an earlier approval.
 pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Result<InstallReport, OperatorError> {
     let (package, price) = match source {
@@ -120,10 +111,10 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
         return Err(OperatorError::Rejected(failure.to_string()));
     }
     let manifest = &package.manifest;
-    let relative = format!("{PACKAGES_DIR}/{}/{}", manifest.id, manifest.version);
+    let relative = InstalledPlugin::relative_dir(&manifest.id, &manifest.version);
     let staging = workspace.dir.join(PACKAGES_DIR).join(format!(".staging-{}-{}", manifest.id, std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
-    copy_dir(&package.dir, &staging)?;
+    package_copy::copy_package(&package, &staging).map_err(OperatorError::Copy)?;
     let target = workspace.dir.join(&relative);
     let requested: Vec<String> = package.requested.iter().map(ToString::to_string).collect();
     let result = workspace.update(|state| {
@@ -138,7 +129,7 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
         if let Some(existing) = &approval {
             let approved = contour_core::Permissions::parse_all(existing.permissions.iter().map(String::as_str))
                 .unwrap_or_default();
-            if existing.sha256 != manifest.sha256 || !covered(&package.requested, &approved) {
+            if existing.sha256 != package.sha256 || !covered(&package.requested, &approved) {
                 approval = None;
                 voided = true;
             }
@@ -148,7 +139,7 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
             manifest.id.clone(),
             InstalledPlugin {
                 version: manifest.version.clone(),
-                sha256: manifest.sha256.to_ascii_lowercase(),
+                sha256: package.sha256.clone(),
                 path: relative.clone(),
                 requested: requested.clone(),
                 price: price.clone(),
@@ -160,7 +151,7 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
         Ok(InstallReport {
             id: manifest.id.clone(),
             version: manifest.version.clone(),
-            sha256: manifest.sha256.to_ascii_lowercase(),
+            sha256: package.sha256.clone(),
             approval_voided: voided,
             still_approved,
         })
@@ -177,11 +168,66 @@ pub fn installed_package(workspace: &Workspace, id: &str) -> Result<(InstalledPl
     Ok((plugin, package))
 }
 
-/// The module hash on disk now, if the module can be read.
-pub fn hash_on_disk(workspace: &Workspace, plugin: &InstalledPlugin) -> Option<String> {
-    let dir = workspace.dir.join(&plugin.path);
-    let manifest = crate::package::Manifest::read(&dir).ok()?;
-    std::fs::read(dir.join(manifest.module)).ok().map(|bytes| crate::intents::tool::sha256_hex(&bytes))
+/// Reads an installed plugin's package files once (manifest and module, bounded).
+pub fn read_installed(workspace: &Workspace, plugin: &InstalledPlugin) -> Result<PackageFiles, PackageError> {
+    PackageFiles::read(&workspace.dir.join(&plugin.path))
+}
+
+/// The state `tdm workspace status` shows, from one read of the package: an unreadable
+/// manifest or module is [`PluginState::Unverifiable`], never approved.
+pub fn state_on_disk(plugin: &InstalledPlugin, files: Option<&PackageFiles>) -> PluginState {
+    plugin.state(files.map_or(ModuleCheck::Unreadable, |f| ModuleCheck::Read(&f.sha256)))
+}
+
+/// An installed plugin cleared to run: its package read once, the hash of the module bytes
+/// read matched against the approval, and `package.module` compiled from exactly those bytes.
+#[derive(Debug)]
+pub struct ApprovedPlugin {
+    /// The state file's entry.
+    pub installed: InstalledPlugin,
+    /// The package as read and verified: run `package.module`, nothing read later.
+    pub package: Package,
+    /// The approved permissions.
+    pub grants: Permissions,
+}
+
+/// Why an installed plugin may not run.
+#[derive(Debug)]
+pub enum LaunchError {
+    /// It is not approved for what is on disk now: the `not_approved` message.
+    NotApproved(String),
+    /// The workspace state cannot be read.
+    Workspace(WorkspaceError),
+}
+
+/// The one check before an installed plugin runs (`tdm call`, `tdm repl ID`): installed,
+/// approved, its package readable and verified, the hash of the module bytes read equal to the
+/// approved hash, every permission it asks for approved. Nothing of the plugin has run.
+pub fn approved_plugin(workspace: &Workspace, id: &str) -> Result<ApprovedPlugin, LaunchError> {
+    let state = workspace.read_state().map_err(LaunchError::Workspace)?;
+    let Some(installed) = state.plugins.get(id).cloned() else {
+        return Err(LaunchError::NotApproved(format!("No plugin `{id}` is installed.")));
+    };
+    // The one read of the package: everything below uses these bytes.
+    let read = read_installed(workspace, &installed);
+    if let Some(why) = launch_refusal(&installed, read.as_ref().ok()) {
+        let detail = read.err().map_or_else(String::new, |e| format!(" ({e})"));
+        return Err(LaunchError::NotApproved(format!("{why}{detail}")));
+    }
+    let Ok(files) = read else {
+        return Err(LaunchError::NotApproved("Its package cannot be read.".into()));
+    };
+    let package = Package::verify(files)
+        .map_err(|e| LaunchError::NotApproved(format!("The installed package no longer verifies: {e}.")))?;
+    let approved = installed.approval.as_ref().map(|a| a.permissions.clone()).unwrap_or_default();
+    let grants = Permissions::parse_all(approved.iter().map(String::as_str))
+        .map_err(|e| LaunchError::NotApproved(format!("Its approved permissions do not parse: {e}.")))?;
+    if !covered(&package.requested, &grants) {
+        return Err(LaunchError::NotApproved(
+            "Its manifest asks for permissions beyond its approval: approve it again.".into(),
+        ));
+    }
+    Ok(ApprovedPlugin { installed, package, grants })
 }
 
 /// Records an approval of `id` for its current module hash and requested permissions.
@@ -206,25 +252,31 @@ pub fn revoke(workspace: &Workspace, id: &str) -> Result<(), OperatorError> {
     Ok(())
 }
 
-/// Removes `id` and its approval (the audit log stays).
+/// Removes `id` and its approval (the audit log stays): only `packages/ID` goes, and only for
+/// an id that is a plain name found in the (checked) state.
 pub fn uninstall(workspace: &Workspace, id: &str) -> Result<(), OperatorError> {
-    let removed = workspace
-        .update(|state| state.plugins.remove(id).ok_or_else(|| WorkspaceError::NotInstalled(id.to_string())))?;
-    let dir = workspace.dir.join(PACKAGES_DIR).join(id);
-    if dir.starts_with(workspace.dir.join(PACKAGES_DIR)) && !removed.path.is_empty() {
-        let _ = std::fs::remove_dir_all(dir);
+    workspace
+        .update(|state| state.plugins.remove(id).ok_or_else(|| WorkspaceError::NotInstalled(files::quoted(id))))?;
+    // The state was checked when read, so `id` is a plain name; checked again before it
+    // becomes a path.
+    if valid_id(id) {
+        let _ = std::fs::remove_dir_all(workspace.dir.join(PACKAGES_DIR).join(id));
     }
     Ok(())
 }
 
-/// Why `tdm call` refuses to run a plugin, if it does.
-pub fn launch_refusal(plugin: &InstalledPlugin, hash_now: Option<&str>) -> Option<String> {
-    match plugin.state(hash_now) {
+/// Why `tdm call` refuses to run a plugin, if it does, given its package files as read now
+/// (`None`: they could not be read, which is never approved).
+pub fn launch_refusal(plugin: &InstalledPlugin, files: Option<&PackageFiles>) -> Option<String> {
+    match state_on_disk(plugin, files) {
         PluginState::Approved => None,
         PluginState::Installed => Some("It is installed but not approved: run `tdm approve ID` first.".into()),
         PluginState::Revoked => Some("Its approval was revoked.".into()),
         PluginState::StaleApproval => {
             Some("Its approval no longer matches the module or its permissions: approve it again.".into())
+        }
+        PluginState::Unverifiable => {
+            Some("Its package cannot be read, so its approval cannot be checked: reinstall it.".into())
         }
     }
 }

@@ -2,10 +2,14 @@
 //! hash mismatch, a malformed permission and limits above the defaults are errors), and a hub
 //! folder's `index.json`. Nothing here runs plugin code.
 
+use crate::files::{self, FileError, FileKind};
+use crate::module_file;
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
 use contour_core::{Permission, Permissions, Policy};
 use serde::Deserialize;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// The manifest file of a package.
 pub const MANIFEST: &str = "plugin.toml";
@@ -61,11 +65,17 @@ pub struct Manifest {
     pub policy: PolicyOverrides,
 }
 
+/// The most bytes a `plugin.toml` may have (a manifest is a few hundred bytes; this leaves room
+/// for long descriptions and many intents).
+pub const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
+
 /// Why a package or hub was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PackageError {
-    /// A file could not be read.
+    /// A folder could not be opened.
     Io(PathBuf, String),
+    /// A file was not read: not a regular file, too large, or an I/O error.
+    File(FileError),
     /// `plugin.toml` does not parse (unknown key, wrong type, missing field).
     Manifest(PathBuf, String),
     /// A field's value is not acceptable.
@@ -83,7 +93,7 @@ pub enum PackageError {
     Permission(String),
     /// A policy override is above the default.
     LimitAboveDefault(&'static str, u64, u64),
-    /// The hub's index does not parse, or has no such plugin.
+    /// The hub's index does not parse, has an invalid entry, or has no such plugin.
     Hub(String),
 }
 
@@ -91,6 +101,7 @@ impl fmt::Display for PackageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Io(path, e) => write!(f, "cannot read {}: {e}", path.display()),
+            Self::File(e) => e.fmt(f),
             Self::Manifest(path, e) => write!(f, "{} is not a valid manifest: {e}", path.display()),
             Self::Invalid(field, why) => write!(f, "plugin.toml `{field}`: {why}"),
             Self::MissingModule(path) => write!(f, "the module {} is missing", path.display()),
@@ -108,6 +119,23 @@ impl fmt::Display for PackageError {
 
 impl std::error::Error for PackageError {}
 
+/// A package's files read from disk once: the manifest (text and parsed, its fields checked)
+/// and the module file's bytes with their sha256. The hash is not yet compared with anything:
+/// [`Package::verify`] does that, on these same bytes.
+#[derive(Debug, Clone)]
+pub struct PackageFiles {
+    /// The folder they were read from.
+    pub dir: PathBuf,
+    /// `plugin.toml` as read.
+    pub manifest_text: String,
+    /// `plugin.toml` parsed.
+    pub manifest: Manifest,
+    /// The module file's bytes as read (text for a `.wat` module).
+    pub module_file: Vec<u8>,
+    /// sha256 of `module_file`, lower-case hex.
+    pub sha256: String,
+}
+
 /// A package read from a folder and verified: manifest, module bytes, parsed permissions.
 #[derive(Debug, Clone)]
 pub struct Package {
@@ -115,71 +143,129 @@ pub struct Package {
     pub dir: PathBuf,
     /// Its manifest.
     pub manifest: Manifest,
-    /// The module as binary WebAssembly (its file's hash verified).
+    /// The module as binary WebAssembly, compiled from exactly the bytes hashed.
     pub module: Vec<u8>,
     /// The requested permissions, parsed.
     pub requested: Permissions,
+    /// sha256 of the module file's bytes read (equal to the manifest's, lower-case hex).
+    pub sha256: String,
+    /// The files it was verified from (what an install writes into the workspace).
+    pub files: PackageFiles,
 }
 
 impl Manifest {
-    /// Reads and parses `DIR/plugin.toml` (strictly: unknown keys are errors).
-    pub fn read(dir: &Path) -> Result<Self, PackageError> {
-        let path = dir.join(MANIFEST);
-        let text = std::fs::read_to_string(&path).map_err(|e| PackageError::Io(path.clone(), e.to_string()))?;
-        toml::from_str(&text).map_err(|e| PackageError::Manifest(path.clone(), e.message().to_string()))
+    /// Checks the fields that name things: id and version are plain names, the module is a
+    /// relative path under `dist/`. Errors quote at most [`files::MAX_QUOTED_BYTES`].
+    pub fn check(&self) -> Result<(), PackageError> {
+        if !valid_id(&self.id) {
+            return Err(PackageError::Invalid(
+                "id",
+                format!("`{}` is not letters, digits, `-`, `_` or `.`", files::quoted(&self.id)),
+            ));
+        }
+        if !valid_id(&self.version) {
+            return Err(PackageError::Invalid(
+                "version",
+                format!("`{}` is not a plain version", files::quoted(&self.version)),
+            ));
+        }
+        if !module_path_ok(&self.module) {
+            return Err(PackageError::Invalid(
+                "module",
+                format!("`{}` must be a relative path under dist/", files::quoted(&self.module)),
+            ));
+        }
+        Ok(())
     }
 }
 
-fn valid_id(id: &str) -> bool {
+fn module_path_ok(module: &str) -> bool {
+    let relative = Path::new(module);
+    relative.starts_with("dist") && relative.components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+/// Whether `id` is a plain name: 1 to 64 ASCII letters, digits, `-`, `_`, `.`, not starting
+/// with `.`. Plugin ids and versions (from a manifest, a hub index or the state file) must be.
+pub fn valid_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 64
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
         && !id.starts_with('.')
 }
 
+/// Whether `hash` is a sha256 in lower-case hex (64 digits).
+pub fn valid_sha256(hash: &str) -> bool {
+    hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Reads a regular file inside the package, never following a symlink at its last component
+/// (a package holds regular files only; cap-std keeps every other component inside it).
+fn read_package_file(root: &Dir, dir: &Path, relative: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+    let shown = dir.join(relative);
+    if let Ok(metadata) = root.symlink_metadata(relative) {
+        if metadata.file_type().is_symlink() {
+            return Err(FileError::NotAFile { path: shown, kind: FileKind::Symlink });
+        }
+    }
+    files::read_limited_in(root, relative, limit, &shown)
+}
+
+impl PackageFiles {
+    /// Reads `DIR/plugin.toml` (strictly: unknown keys are errors) and the module it names, each
+    /// a regular file inside `dir` within its bound ([`MAX_MANIFEST_BYTES`]; the module limit, or
+    /// twice it for `.wat`), size-checked before it is read.
+    pub fn read(dir: &Path) -> Result<Self, PackageError> {
+        let root = Dir::open_ambient_dir(dir, ambient_authority())
+            .map_err(|e| PackageError::Io(dir.to_path_buf(), e.to_string()))?;
+        let manifest_path = dir.join(MANIFEST);
+        let bytes =
+            read_package_file(&root, dir, Path::new(MANIFEST), MAX_MANIFEST_BYTES).map_err(PackageError::File)?;
+        let manifest_text = String::from_utf8(bytes)
+            .map_err(|_| PackageError::Manifest(manifest_path.clone(), "it is not UTF-8 text".into()))?;
+        let manifest: Manifest = toml::from_str(&manifest_text)
+            .map_err(|e| PackageError::Manifest(manifest_path.clone(), files::quoted(e.message())))?;
+        manifest.check()?;
+        let relative = Path::new(&manifest.module);
+        let limit = module_file::file_limit(relative, Policy::default().max_module_bytes);
+        let module_file = match read_package_file(&root, dir, relative, limit) {
+            Ok(bytes) => bytes,
+            Err(FileError::NotFound { path }) => return Err(PackageError::MissingModule(path)),
+            Err(e) => return Err(PackageError::File(e)),
+        };
+        let sha256 = crate::intents::tool::sha256_hex(&module_file);
+        Ok(Self { dir: dir.to_path_buf(), manifest_text, manifest, module_file, sha256 })
+    }
+}
+
 impl Package {
     /// Reads and verifies the package in `dir`.
     pub fn read(dir: &Path) -> Result<Self, PackageError> {
-        let manifest = Manifest::read(dir)?;
-        if !valid_id(&manifest.id) {
-            return Err(PackageError::Invalid(
-                "id",
-                format!("`{}` is not letters, digits, `-`, `_` or `.`", manifest.id),
-            ));
-        }
-        if !valid_id(&manifest.version) {
-            return Err(PackageError::Invalid("version", format!("`{}` is not a plain version", manifest.version)));
-        }
-        let relative = Path::new(&manifest.module);
-        let inside_dist =
-            relative.starts_with("dist") && relative.components().all(|c| matches!(c, std::path::Component::Normal(_)));
-        if !inside_dist {
-            return Err(PackageError::Invalid(
-                "module",
-                format!("`{}` must be a relative path under dist/", manifest.module),
-            ));
-        }
-        let module_path = dir.join(relative);
-        if !module_path.is_file() {
-            return Err(PackageError::MissingModule(module_path));
-        }
-        let module = std::fs::read(&module_path).map_err(|e| PackageError::Io(module_path.clone(), e.to_string()))?;
-        let actual = crate::intents::tool::sha256_hex(&module);
-        if actual != manifest.sha256.to_ascii_lowercase() {
-            return Err(PackageError::HashMismatch { expected: manifest.sha256.clone(), actual });
+        Self::verify(PackageFiles::read(dir)?)
+    }
+
+    /// Verifies files already read: the module's hash is the manifest's, a `.wat` module
+    /// compiles (from these bytes), the permissions parse and the policy is within the defaults.
+    pub fn verify(files: PackageFiles) -> Result<Self, PackageError> {
+        let manifest = files.manifest.clone();
+        if files.sha256 != manifest.sha256.to_ascii_lowercase() {
+            return Err(PackageError::HashMismatch {
+                expected: files::quoted(&manifest.sha256),
+                actual: files.sha256.clone(),
+            });
         }
         // A text module (`.wat`) is hashed as written and compiled to binary here.
-        let module = if module_path.extension().is_some_and(|ext| ext == "wat") {
-            wat::parse_bytes(&module).map(|cow| cow.into_owned()).map_err(|e| {
+        let module_path = files.dir.join(&manifest.module);
+        let module = if module_file::is_wat_path(&module_path) {
+            module_file::compile_text(&files.module_file, &module_path).map_err(|e| {
                 PackageError::Invalid("module", format!("{} is not valid WebAssembly text: {e}", manifest.module))
             })?
         } else {
-            module
+            files.module_file.clone()
         };
         let requested = Permissions::parse_all(manifest.permissions.iter().map(String::as_str))
-            .map_err(|e| PackageError::Permission(e.to_string()))?;
+            .map_err(|e| PackageError::Permission(files::quoted(&e.to_string())))?;
         manifest.policy.applied_to(Policy::default())?;
-        Ok(Self { dir: dir.to_path_buf(), manifest, module, requested })
+        Ok(Self { dir: files.dir.clone(), sha256: files.sha256.clone(), manifest, module, requested, files })
     }
 
     /// The policy this package runs under: the defaults with its overrides applied.
@@ -253,6 +339,30 @@ pub struct HubEntry {
     pub path: String,
 }
 
+impl HubEntry {
+    /// What is wrong with this entry, if anything.
+    fn problem(&self) -> Option<String> {
+        if !valid_id(&self.id) {
+            return Some("the id is not letters, digits, `-`, `_` or `.`".into());
+        }
+        if !valid_id(&self.version) {
+            return Some("the version is not a plain version".into());
+        }
+        if !valid_sha256(&self.sha256.to_ascii_lowercase()) {
+            return Some(format!("sha256 `{}` is not 64 hex digits", files::truncated(&self.sha256, 80)));
+        }
+        if !Path::new(&self.path).components().all(|c| matches!(c, Component::Normal(_))) || self.path.is_empty() {
+            return Some(format!("path `{}` must be relative, inside the hub", files::truncated(&self.path, 200)));
+        }
+        None
+    }
+}
+
+/// The index file of a hub folder.
+pub const HUB_INDEX: &str = "index.json";
+/// The most bytes a hub's `index.json` may have (about 20,000 entries).
+pub const MAX_HUB_INDEX_BYTES: u64 = 4 * 1024 * 1024;
+
 /// A hub folder (a local mirror) and its index.
 #[derive(Debug, Clone)]
 pub struct Hub {
@@ -269,12 +379,25 @@ struct HubIndex {
 }
 
 impl Hub {
-    /// Reads `DIR/index.json`.
+    /// Reads `DIR/index.json` (a regular file of at most [`MAX_HUB_INDEX_BYTES`]) and checks
+    /// every entry: id and version are plain names, `sha256` is 64 hex digits, `path` is
+    /// relative and inside the hub. A bad entry refuses the whole index, naming the entry.
     pub fn open(dir: &Path) -> Result<Self, PackageError> {
-        let path = dir.join("index.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| PackageError::Io(path.clone(), e.to_string()))?;
-        let index: HubIndex =
-            serde_json::from_str(&text).map_err(|e| PackageError::Hub(format!("{}: {e}", path.display())))?;
+        let path = dir.join(HUB_INDEX);
+        let bytes = files::read_limited(&path, MAX_HUB_INDEX_BYTES).map_err(PackageError::File)?;
+        let index: HubIndex = serde_json::from_slice(&bytes)
+            .map_err(|e| PackageError::Hub(format!("{}: {}", path.display(), files::quoted(&e.to_string()))))?;
+        for (n, entry) in index.plugins.iter().enumerate() {
+            if let Some(why) = entry.problem() {
+                return Err(PackageError::Hub(format!(
+                    "{}: entry {} (`{}@{}`): {why}",
+                    path.display(),
+                    n + 1,
+                    files::truncated(&entry.id, 80),
+                    files::truncated(&entry.version, 80)
+                )));
+            }
+        }
         Ok(Self { dir: dir.to_path_buf(), entries: index.plugins })
     }
 
@@ -292,7 +415,7 @@ impl Hub {
     /// Reads an entry's package, checking the hub's hash against the package's.
     pub fn package(&self, entry: &HubEntry) -> Result<Package, PackageError> {
         let relative = Path::new(&entry.path);
-        if !relative.components().all(|c| matches!(c, std::path::Component::Normal(_))) {
+        if !relative.components().all(|c| matches!(c, Component::Normal(_))) {
             return Err(PackageError::Hub(format!("entry path `{}` must be relative, inside the hub", entry.path)));
         }
         let package = Package::read(&self.dir.join(relative))?;

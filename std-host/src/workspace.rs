@@ -34,6 +34,11 @@ pub const STATE_FILE: &str = "state.json";
 pub const LOCK_FILE: &str = "state.lock";
 /// Installed packages live under this folder.
 pub const PACKAGES_DIR: &str = "packages";
+/// The most bytes the state file may have (an entry is under 2 KiB: thousands of plugins).
+pub const MAX_STATE_BYTES: u64 = 16 * 1024 * 1024;
+
+use crate::files::{self, quoted, FileError};
+use crate::package::{valid_id, valid_sha256};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -80,7 +85,8 @@ pub struct InstalledPlugin {
     pub version: String,
     /// Module hash at install.
     pub sha256: String,
-    /// The package folder, relative to the workspace.
+    /// The package folder, relative to the workspace: always `packages/ID/VERSION` (checked
+    /// when the state is read).
     pub path: String,
     /// The permissions the package asks for.
     pub requested: Vec<String>,
@@ -115,6 +121,17 @@ pub enum PluginState {
     Revoked,
     /// An approval exists but no longer matches the module on disk or its permissions.
     StaleApproval,
+    /// An approval exists but the package (manifest or module) cannot be read: not approved.
+    Unverifiable,
+}
+
+/// What reading an installed plugin's package found, for [`InstalledPlugin::state`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModuleCheck<'a> {
+    /// The module file was read; the sha256 of the bytes read, lower-case hex.
+    Read(&'a str),
+    /// The manifest or the module could not be read: nothing is verified, nothing is approved.
+    Unreadable,
 }
 
 impl PluginState {
@@ -125,28 +142,76 @@ impl PluginState {
             Self::Approved => "approved",
             Self::Revoked => "revoked",
             Self::StaleApproval => "stale approval",
+            Self::Unverifiable => "unverifiable",
         }
     }
 }
 
 impl InstalledPlugin {
-    /// The lifecycle state, given the module hash found on disk now.
-    pub fn state(&self, hash_on_disk: Option<&str>) -> PluginState {
+    /// The lifecycle state, given what reading the package found now. Fails closed: approved
+    /// only when the module bytes were read and their hash is the approved one (and the one
+    /// installed), and every requested permission was approved.
+    pub fn state(&self, on_disk: ModuleCheck<'_>) -> PluginState {
         if self.revoked {
             return PluginState::Revoked;
         }
-        match &self.approval {
-            None => PluginState::Installed,
-            Some(approval) => {
-                let hash_ok = approval.sha256 == self.sha256 && hash_on_disk.is_none_or(|h| h == approval.sha256);
-                let perms_ok = self.requested.iter().all(|p| approval.permissions.contains(p));
-                if hash_ok && perms_ok {
-                    PluginState::Approved
-                } else {
-                    PluginState::StaleApproval
-                }
+        let Some(approval) = &self.approval else {
+            return PluginState::Installed;
+        };
+        let ModuleCheck::Read(hash_on_disk) = on_disk else {
+            return PluginState::Unverifiable;
+        };
+        let hash_ok = approval.sha256 == self.sha256 && hash_on_disk == approval.sha256;
+        let perms_ok = self.requested.iter().all(|p| approval.permissions.contains(p));
+        if hash_ok && perms_ok {
+            PluginState::Approved
+        } else {
+            PluginState::StaleApproval
+        }
+    }
+
+    /// The package folder relative to the workspace: `packages/ID/VERSION`, derived from the
+    /// (validated) id and version, never taken from the file.
+    pub fn relative_dir(id: &str, version: &str) -> String {
+        format!("{PACKAGES_DIR}/{id}/{version}")
+    }
+
+    /// What is wrong with the entry `id`, if anything: every value later used as a path or
+    /// compared as a hash is checked exactly like a manifest's.
+    fn problem(&self, id: &str) -> Option<String> {
+        if !valid_id(id) {
+            return Some("the id is not letters, digits, `-`, `_` or `.`".into());
+        }
+        if !valid_id(&self.version) {
+            return Some(format!("version `{}` is not a plain version", quoted(&self.version)));
+        }
+        if self.path != Self::relative_dir(id, &self.version) {
+            return Some(format!("path `{}` is not `{}`", quoted(&self.path), Self::relative_dir(id, &self.version)));
+        }
+        if !valid_sha256(&self.sha256) {
+            return Some(format!("sha256 `{}` is not 64 lower-case hex digits", quoted(&self.sha256)));
+        }
+        if let Some(approval) = &self.approval {
+            if !valid_sha256(&approval.sha256) {
+                return Some(format!(
+                    "the approval's sha256 `{}` is not 64 lower-case hex digits",
+                    quoted(&approval.sha256)
+                ));
             }
         }
+        None
+    }
+}
+
+impl State {
+    /// Checks every entry (see [`InstalledPlugin`]); the first bad one is named.
+    fn check(&self) -> Result<(), String> {
+        for (id, plugin) in &self.plugins {
+            if let Some(why) = plugin.problem(id) {
+                return Err(format!("entry `{}`: {why}", files::truncated(id, 80)));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -155,7 +220,7 @@ impl InstalledPlugin {
 pub enum WorkspaceError {
     /// I/O on a workspace file.
     Io(PathBuf, std::io::Error),
-    /// The state file does not parse; it is reported and left as it is.
+    /// The state file does not parse or holds an invalid entry (named); it is left as it is.
     CorruptState(PathBuf, String),
     /// No such plugin installed.
     NotInstalled(String),
@@ -167,7 +232,7 @@ impl fmt::Display for WorkspaceError {
             Self::Io(path, e) => write!(f, "{}: {e}", path.display()),
             Self::CorruptState(path, e) => write!(
                 f,
-                "the workspace state {} does not parse ({e}); it was left untouched: repair or move it away",
+                "the workspace state {} is unusable ({e}); it was left untouched: repair or move it away",
                 path.display()
             ),
             Self::NotInstalled(id) => write!(f, "no plugin `{id}` is installed in this workspace"),
@@ -203,14 +268,23 @@ impl Workspace {
         self.dir.join(STATE_FILE)
     }
 
-    /// Reads the state (an absent file is an empty state) without taking the lock.
+    /// Reads the state (an absent file is an empty state) without taking the lock: a regular
+    /// file of at most [`MAX_STATE_BYTES`], every entry checked.
     pub fn read_state(&self) -> Result<State, WorkspaceError> {
         let path = self.state_path();
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| WorkspaceError::CorruptState(path, e.to_string())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State { version: 1, plugins: BTreeMap::new() }),
-            Err(e) => Err(WorkspaceError::Io(path, e)),
-        }
+        let bytes = match files::read_limited(&path, MAX_STATE_BYTES) {
+            Ok(bytes) => bytes,
+            Err(FileError::NotFound { .. }) => return Ok(State { version: 1, plugins: BTreeMap::new() }),
+            Err(FileError::Io { kind, message, .. }) => {
+                return Err(WorkspaceError::Io(path, std::io::Error::new(kind, message)))
+            }
+            Err(e) => return Err(WorkspaceError::CorruptState(path, e.to_string())),
+        };
+        let state: State = serde_json::from_slice(&bytes).map_err(|e| {
+            WorkspaceError::CorruptState(path.clone(), format!("it does not parse: {}", quoted(&e.to_string())))
+        })?;
+        state.check().map_err(|why| WorkspaceError::CorruptState(path, why))?;
+        Ok(state)
     }
 
     /// Runs `change` on the state under the workspace lock and writes the result atomically
@@ -219,10 +293,11 @@ impl Workspace {
     /// state, never a half-written one. A state that does not parse is never overwritten.
     pub fn update<T>(&self, change: impl FnOnce(&mut State) -> Result<T, WorkspaceError>) -> Result<T, WorkspaceError> {
         let lock_path = self.dir.join(LOCK_FILE);
-        let lock = std::fs::OpenOptions::new()
+        // Opened non-blocking (a FIFO planted here fails, never waits); `lock` still waits for
+        // another tdm process, as it should.
+        let lock = files::nonblocking_write()
             .create(true)
             .truncate(false)
-            .write(true)
             .open(&lock_path)
             .map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
         lock.lock().map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
@@ -238,7 +313,7 @@ impl Workspace {
         let tmp = self.dir.join(format!("{STATE_FILE}.tmp-{}", std::process::id()));
         let io = |e| WorkspaceError::Io(tmp.clone(), e);
         let bytes = serde_json::to_vec_pretty(state).map_err(|e| io(std::io::Error::other(e)))?;
-        let mut file = std::fs::File::create(&tmp).map_err(io)?;
+        let mut file = files::nonblocking_write().create(true).truncate(true).open(&tmp).map_err(io)?;
         file.write_all(&bytes).map_err(io)?;
         file.sync_all().map_err(io)?;
         drop(file);

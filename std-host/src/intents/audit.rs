@@ -5,10 +5,11 @@
 //! stderr once per log, never a panic, and never stops the plugin.
 
 use super::PluginIdentity;
+use crate::files::{self, FileError};
 use crate::terminal::errln;
 use contour_core::AuditRecord;
 use serde_json::{json, Value};
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -81,7 +82,8 @@ impl AuditLog {
         let mut line = Self::entry(identity, record, now_ms()).to_string();
         line.push('\n');
         // One write of the whole line on an O_APPEND file: concurrent writers do not interleave.
-        let result = std::fs::OpenOptions::new()
+        // Opened non-blocking: a FIFO without a reader is an error, never a wait.
+        let result = files::nonblocking_write()
             .create(true)
             .append(true)
             .open(path)
@@ -95,31 +97,86 @@ impl AuditLog {
     }
 }
 
-/// Reads the audit log at `path`, keeping the entries of `plugin` (all when `None`). A missing
-/// file has no entries. A line that is not a JSON object is not skipped silently: it comes back
-/// as `{"malformed": true, "line": N, "error": "..."}` whatever the filter, so tampering shows.
-pub fn read_entries(path: &Path, plugin: Option<&str>) -> Result<Vec<Value>, String> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("cannot read the audit log {}: {e}", path.display())),
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let mut entries = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
+/// The longest audit line `tdm audit` parses; a longer one (an entry is ~300 bytes) is reported
+/// as malformed and skipped without being held in memory.
+pub const MAX_AUDIT_LINE_BYTES: usize = 64 * 1024;
+
+/// Reads one line (without its `\n`) into `line`, keeping at most `max` bytes. Returns `None`
+/// at the end, else whether the line was longer than `max` (the rest was skipped).
+fn read_line_bounded(reader: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> std::io::Result<Option<bool>> {
+    line.clear();
+    let mut too_long = false;
+    let mut any = false;
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(any.then_some(too_long));
         }
-        match serde_json::from_str::<Value>(line) {
-            Ok(entry @ Value::Object(_)) => {
-                if plugin.is_none_or(|id| entry.get("plugin").and_then(Value::as_str) == Some(id)) {
-                    entries.push(entry);
-                }
-            }
-            Ok(_) => entries.push(json!({ "malformed": true, "line": index + 1, "error": "not a JSON object" })),
-            Err(e) => entries.push(json!({ "malformed": true, "line": index + 1, "error": e.to_string() })),
+        any = true;
+        let (chunk, done) = match buffer.iter().position(|&b| b == b'\n') {
+            Some(end) => (&buffer[..end], Some(end + 1)),
+            None => (buffer, None),
+        };
+        let room = max.saturating_sub(line.len());
+        if chunk.len() > room {
+            too_long = true;
+        }
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let used = done.unwrap_or(buffer.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok(Some(too_long));
         }
     }
+}
+
+/// Streams the audit log at `path` line by line, handing `each` the entries of `plugin` (all
+/// when `None`). Only the bytes present when it is opened are read, one line of at most
+/// [`MAX_AUDIT_LINE_BYTES`] at a time; the file must be a regular file (never a FIFO). A
+/// missing file has no entries. A line that is not a JSON object (or is too long) is not
+/// skipped silently: it comes as `{"malformed": true, "line": N, "error": "..."}` whatever the
+/// filter, so tampering shows.
+pub fn visit_entries(path: &Path, plugin: Option<&str>, mut each: impl FnMut(Value)) -> Result<(), String> {
+    let (file, size) = match files::open_regular(path) {
+        Ok(opened) => opened,
+        Err(FileError::NotFound { .. }) => return Ok(()),
+        Err(e) => return Err(format!("the audit log: {e}")),
+    };
+    let mut reader = BufReader::new(file.take(size));
+    let mut line = Vec::new();
+    let mut index = 0usize;
+    loop {
+        let too_long = match read_line_bounded(&mut reader, &mut line, MAX_AUDIT_LINE_BYTES) {
+            Ok(Some(too_long)) => too_long,
+            Ok(None) => return Ok(()),
+            Err(e) => return Err(format!("cannot read the audit log {}: {e}", path.display())),
+        };
+        index += 1;
+        if too_long {
+            let error = format!("the line is longer than {MAX_AUDIT_LINE_BYTES} bytes");
+            each(json!({ "malformed": true, "line": index, "error": error }));
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        if text.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(&text) {
+            Ok(entry @ Value::Object(_)) => {
+                if plugin.is_none_or(|id| entry.get("plugin").and_then(Value::as_str) == Some(id)) {
+                    each(entry);
+                }
+            }
+            Ok(_) => each(json!({ "malformed": true, "line": index, "error": "not a JSON object" })),
+            Err(e) => each(json!({ "malformed": true, "line": index, "error": e.to_string() })),
+        }
+    }
+}
+
+/// [`visit_entries`] collected into a vector (for tests and small logs).
+pub fn read_entries(path: &Path, plugin: Option<&str>) -> Result<Vec<Value>, String> {
+    let mut entries = Vec::new();
+    visit_entries(path, plugin, |entry| entries.push(entry))?;
     Ok(entries)
 }
 

@@ -1,9 +1,13 @@
 //! `context.read {key}`: operator-provided context from a JSON file holding one object. The
 //! answer is `{"key": key, "value": <the JSON value or null>, "exists": bool}`.
 
+use crate::files;
 use contour_core::HostAnswer;
 use serde_json::{json, Map, Value};
 use std::path::Path;
+
+/// The most bytes a context file may have.
+pub const MAX_CONTEXT_BYTES: u64 = 1024 * 1024;
 
 /// The loaded context.
 #[derive(Debug, Clone, Default)]
@@ -12,18 +16,21 @@ pub struct Context {
 }
 
 impl Context {
-    /// Loads the context file at `path` (absent: empty context). A file that cannot be read
-    /// or is not a JSON object is an error naming the path.
+    /// Loads the context file at `path` (absent: empty context): a regular file of at most
+    /// [`MAX_CONTEXT_BYTES`], size-checked before it is read. A file that cannot be read or is
+    /// not a JSON object is an error naming the path.
     pub fn load(path: Option<&Path>) -> Result<Self, String> {
         let Some(path) = path else {
             return Ok(Self::default());
         };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read the context file {}: {e}", path.display()))?;
-        match serde_json::from_str::<Value>(&text) {
+        let bytes = files::read_limited(path, MAX_CONTEXT_BYTES)
+            .map_err(|e| format!("cannot read the context file {}: {}", path.display(), e.why()))?;
+        match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(values)) => Ok(Self { values }),
             Ok(_) => Err(format!("the context file {} must hold one JSON object", path.display())),
-            Err(e) => Err(format!("the context file {} is not valid JSON: {e}", path.display())),
+            Err(e) => {
+                Err(format!("the context file {} is not valid JSON: {}", path.display(), files::quoted(&e.to_string())))
+            }
         }
     }
 

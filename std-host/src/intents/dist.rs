@@ -2,15 +2,17 @@
 //!
 //! Paths are relative to the folder. Absolute paths, `..` components and empty paths are
 //! refused up front (`permission_denied`); the open itself goes through cap-std, which also
-//! refuses any symlink that leads out of the folder. A file larger than the cap is refused
-//! without being read. The answer is `{"path", "size", "text"}`: assets must be UTF-8 text;
+//! refuses any symlink that leads out of the folder. The file is opened without blocking and
+//! must be a regular file (a FIFO, socket or device is a failed answer, at once); a file larger
+//! than the cap is refused without being read. The answer is `{"path", "size", "text"}`: assets must be UTF-8 text;
 //! other bytes are a `host_intent_failed` answer ("not UTF-8 text"), never raw bytes.
 
+use crate::files::{self, FileError};
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use contour_core::{BlockedReason, HostAnswer};
 use serde_json::json;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
 /// The plugin's asset folder.
@@ -48,6 +50,24 @@ fn lexical_refusal(path: &str) -> Option<&'static str> {
     None
 }
 
+/// The failed answer for a file that was not read.
+fn refusal(path: &str, e: &FileError) -> HostAnswer {
+    let failed =
+        |why: String| HostAnswer::failed(BlockedReason::HostIntentFailed, format!("dist.read `{path}`: {why}."));
+    match e {
+        FileError::NotFound { .. } => failed("no such file".into()),
+        FileError::NotAFile { kind, .. } => failed(format!("not a file ({kind})")),
+        FileError::TooLarge { size, limit, .. } => {
+            failed(format!("the file has {size} bytes; the cap is {limit} bytes"))
+        }
+        FileError::Io { kind: ErrorKind::PermissionDenied, .. } => HostAnswer::failed(
+            BlockedReason::PermissionDenied,
+            format!("dist.read `{path}`: the path leads outside dist/ (or is not readable)."),
+        ),
+        FileError::Io { message, .. } => failed(message.clone()),
+    }
+}
+
 impl Dist {
     /// Serves `dir` (if any), answering at most `max_bytes` per read.
     pub fn new(dir: Option<PathBuf>, max_bytes: u64) -> Self {
@@ -71,47 +91,16 @@ impl Dist {
                 )
             }
         };
-        let refused = |e: &std::io::Error| {
-            if e.kind() == ErrorKind::PermissionDenied {
-                HostAnswer::failed(
-                    BlockedReason::PermissionDenied,
-                    format!("dist.read `{path}`: the path leads outside dist/ (or is not readable)."),
-                )
-            } else if e.kind() == ErrorKind::NotFound {
-                HostAnswer::failed(BlockedReason::HostIntentFailed, format!("dist.read `{path}`: no such file."))
-            } else {
-                HostAnswer::failed(BlockedReason::HostIntentFailed, format!("dist.read `{path}`: {e}."))
-            }
+        // Opened without blocking (a FIFO is refused, never waited on), checked to be a regular
+        // file and sized from the open handle, then read at most one byte past the cap.
+        let shown = Path::new(path);
+        let bytes = match files::open_regular_in(&dir, shown, shown)
+            .and_then(|(file, size)| files::read_opened(file, size, self.max_bytes, shown))
+        {
+            Ok(bytes) => bytes,
+            Err(e) => return refusal(path, &e),
         };
-        let file = match dir.open(path) {
-            Ok(file) => file,
-            Err(e) => return refused(&e),
-        };
-        let metadata = match file.metadata() {
-            Ok(metadata) => metadata,
-            Err(e) => return refused(&e),
-        };
-        if !metadata.is_file() {
-            return HostAnswer::failed(BlockedReason::HostIntentFailed, format!("dist.read `{path}`: not a file."));
-        }
-        let too_large = |size: u64| {
-            HostAnswer::failed(
-                BlockedReason::HostIntentFailed,
-                format!("dist.read `{path}`: the file has {size} bytes; the cap is {} bytes.", self.max_bytes),
-            )
-        };
-        if metadata.len() > self.max_bytes {
-            return too_large(metadata.len());
-        }
-        // The file may grow between the stat and the read: read at most one byte past the cap.
-        let mut bytes = Vec::new();
-        if let Err(e) = file.take(self.max_bytes.saturating_add(1)).read_to_end(&mut bytes) {
-            return refused(&e);
-        }
         let size = bytes.len() as u64;
-        if size > self.max_bytes {
-            return too_large(size);
-        }
         match String::from_utf8(bytes) {
             Ok(text) => HostAnswer::ok(json!({ "path": path, "size": size, "text": text })),
             Err(_) => HostAnswer::failed(

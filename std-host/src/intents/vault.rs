@@ -12,6 +12,7 @@
 //! a `{{vault:NAME}}` header for a host the secret's own policy allows. It is never logged,
 //! returned to a plugin, or put in an error message (`Debug` redacts it).
 
+use crate::files::{self, FileError};
 use contour_core::{HostAnswer, Permission};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -52,6 +53,9 @@ impl fmt::Debug for Vault {
         f.debug_struct("Vault").field("secrets", &self.secrets).finish()
     }
 }
+
+/// The most bytes a vault file may have (a secret's entry is a few hundred bytes).
+pub const MAX_VAULT_BYTES: u64 = 1024 * 1024;
 
 const SECRET_KEYS: [&str; 4] = ["value", "created", "rotated", "allowedHosts"];
 
@@ -107,18 +111,20 @@ fn parse_secret(name: &str, entry: &Value, file: &str) -> Result<Secret, String>
 }
 
 impl Vault {
-    /// Loads the vault at `path` (an absent path or file is an empty vault). Errors name the file
-    /// and what is wrong, never a secret's value.
+    /// Loads the vault at `path` (an absent path or file is an empty vault): a regular file of at
+    /// most [`MAX_VAULT_BYTES`], size-checked before it is read. Errors name the file and what is
+    /// wrong, never a secret's value.
     pub fn load(path: Option<&Path>) -> Result<Self, String> {
         let Some(path) = path else {
             return Ok(Self::default());
         };
         let file = path.display().to_string();
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(error) => return Err(format!("cannot read vault file {file}: {error}")),
+        let bytes = match files::read_limited(path, MAX_VAULT_BYTES) {
+            Ok(bytes) => bytes,
+            Err(FileError::NotFound { .. }) => return Ok(Self::default()),
+            Err(error) => return Err(format!("cannot read vault file {file}: {}", error.why())),
         };
+        let text = String::from_utf8(bytes).map_err(|_| format!("vault file {file} is not UTF-8 text"))?;
         Self::parse(&text, &file)
     }
 
