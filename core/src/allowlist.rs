@@ -3,7 +3,8 @@
 //! (`check`) reads these tables; the shim (`wasi`) and the host calls (`host`) link exactly the
 //! functions they list.
 
-use wasmi::ValType;
+/// The value types a signature is written in (wasmi's).
+pub use wasmi::ValType;
 
 /// The import module name of WASI Preview1.
 pub const WASI_MODULE: &str = "wasi_snapshot_preview1";

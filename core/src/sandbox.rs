@@ -384,3 +384,44 @@ pub fn run_command(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig)
 }
 
 impl wasmi::errors::HostError for Failure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::VirtualEnvironment;
+    use wasmi::Linker;
+
+    #[test]
+    fn a_linker_that_lacks_an_import_is_a_link_failure_not_a_module_fault() {
+        let wasm = wat::parse_str(
+            r#"(module (import "wasi_snapshot_preview1" "sched_yield" (func (result i32)))
+                 (func (export "_start")))"#,
+        )
+        .unwrap();
+        let plugin = Plugin::load_as(&wasm, Policy::default(), crate::check::Profile::Command).unwrap();
+        let host = HostCalls::new(Box::new(NoHostIntents), Permissions::default(), &plugin.policy);
+        let mut store = new_store(&plugin, Box::new(VirtualEnvironment::new(0)), host, WasiConfig::plugin());
+        // A linker with nothing defined stands for a host build whose imports are broken.
+        let empty = Linker::<HostState>::new(&plugin.runtime.engine);
+        let Err(error) = empty.instantiate_and_start(&mut store, &plugin.module) else {
+            panic!("an empty linker has nothing to link");
+        };
+        assert_eq!(failure_of(&error, &store).reason, BlockedReason::LinkFailed);
+    }
+
+    #[test]
+    fn a_sandbox_that_lost_its_environment_reports_a_host_fault() {
+        let wasm = wat::parse_str(
+            r#"(module (memory (export "memory") 1)
+                 (func (export "tdm_alloc") (param i32) (result i32) i32.const 1024)
+                 (func (export "tdm_free") (param i32 i32))
+                 (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) i32.const 0))"#,
+        )
+        .unwrap();
+        let plugin = Arc::new(Plugin::load(&wasm, Policy::default()).unwrap());
+        let mut sandbox = Sandbox::new(plugin, Box::new(VirtualEnvironment::new(0)));
+        sandbox.env = None;
+        let report = sandbox.execute("x", &serde_json::json!({}));
+        assert_eq!(report.outcome.blocked_reason(), Some("host_fault"), "{}", report.outcome.json);
+    }
+}

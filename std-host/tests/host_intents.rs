@@ -218,7 +218,9 @@ fn context_read_with_its_grant_returns_the_value() {
 fn the_audit_log_gets_one_line_per_decision_and_no_secret() {
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("audit.jsonl");
-    let host = Host { audit: Some(audit.clone()), grants: vec!["context:read"], ..Host::new(fixture("forward.wat")) };
+    let dist = Dist::new(Some(dir.path().to_path_buf()), 1 << 20);
+    let host =
+        Host { audit: Some(audit.clone()), dist, grants: vec!["context:read"], ..Host::new(fixture("forward.wat")) };
     let hash = sha256_hex(&tdm_sdk::read_module(&host.module).unwrap());
     let mut sandbox = host.build();
     forward(&mut sandbox, "log", json!({"level": "info", "message": "hello"}));
@@ -227,10 +229,15 @@ fn the_audit_log_gets_one_line_per_decision_and_no_secret() {
     let headers = json!({"Authorization": "Bearer s3cr3t-value-123"});
     forward(&mut sandbox, "net.fetch", json!({"url": "https://api.example.com/", "headers": headers}));
     forward(&mut sandbox, "no.such.method", json!({}));
+    // Needs no permission, but the host refuses the path: the record says refused.
+    forward(&mut sandbox, "dist.read", json!({"path": "../audit.jsonl"}));
+    // Not a JSON-RPC 2.0 request: unreadable, and still recorded.
+    let (answer, _) = forward_with_fuel(&mut sandbox, &json!({"jsonrpc": "1.0", "method": "log"}));
+    assert_eq!(answer, json!({"hostCallError": -3}));
 
     let text = std::fs::read_to_string(&audit).unwrap();
     assert!(!text.contains("s3cr3t"), "a secret reached the audit log: {text}");
-    assert_eq!(text.lines().count(), 5, "{text}");
+    assert_eq!(text.lines().count(), 7, "{text}");
     let entries = read_entries(&audit, Some("forward")).unwrap();
     let summary: Vec<(String, Value, bool, Value)> = entries
         .iter()
@@ -251,6 +258,8 @@ fn the_audit_log_gets_one_line_per_decision_and_no_secret() {
             ("vault.read".into(), json!("vault:read"), false, json!("permission_denied")),
             ("net.fetch".into(), json!("network:api.example.com"), false, json!("permission_denied")),
             ("no.such.method".into(), Value::Null, false, json!("unknown_host_method")),
+            ("dist.read".into(), Value::Null, false, json!("permission_denied")),
+            ("(unreadable)".into(), Value::Null, false, json!("invalid_host_request")),
         ]
     );
     for entry in &entries {

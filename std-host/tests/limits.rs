@@ -1,0 +1,166 @@
+//! Promise 8 through the `tdm` binary with the real clock: every path guest code or host work
+//! takes ends at the deadline (`--timeout 0.3`) however large the fuel budget, and what a
+//! module's contents can make tdm print or hold stays bounded.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// Far more fuel than 0.3 s can burn: only the deadline can end these runs.
+const HUGE_FUEL: &str = "1000000000000";
+/// How long a run cut at a 0.3 s deadline may take, start-up of a debug build included. The
+/// point is that it stops (without the deadline checks these run for minutes), not its speed.
+const STOPS_WITHIN: Duration = Duration::from_millis(2_500);
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/limits").join(name).display().to_string()
+}
+
+fn tdm(args: &[&str]) -> (Output, Duration) {
+    let workspace = std::env::temp_dir().join(format!("tdm-limits-tests-{}", std::process::id()));
+    let started = Instant::now();
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_tdm")).args(args).env("TDM_WORKSPACE", workspace).output().expect("tdm runs");
+    (output, started.elapsed())
+}
+
+fn outcome(output: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("stdout is not one outcome ({e}): {stdout}"))
+}
+
+fn run_cut_at_deadline(plugin: &str) -> (Value, Duration) {
+    let (output, took) = tdm(&["run", &fixture(plugin), "x", "--timeout", "0.3", "--fuel", HUGE_FUEL]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    (outcome(&output), took)
+}
+
+#[test]
+fn a_looping_initialize_ends_at_the_deadline() {
+    let (value, took) = run_cut_at_deadline("initialize_loop.wat");
+    assert_eq!(value["blockedReason"], "deadline_exceeded", "{value}");
+    assert!(took < STOPS_WITHIN, "took {took:?}");
+}
+
+#[test]
+fn a_looping_start_function_ends_at_its_fixed_slice() {
+    let (value, took) = run_cut_at_deadline("start_loop.wat");
+    assert_eq!(value["blockedReason"], "fuel_exhausted", "{value}");
+    assert!(value["message"].as_str().is_some_and(|m| m.contains("start function")), "{value}");
+    assert!(took < STOPS_WITHIN, "took {took:?}");
+}
+
+#[test]
+fn a_start_function_sleeping_past_the_deadline_is_cut() {
+    let (value, took) = run_cut_at_deadline("start_sleep.wat");
+    assert_eq!(value["blockedReason"], "deadline_exceeded", "{value}");
+    assert!(took < STOPS_WITHIN, "a 10 s sleep must not be slept: took {took:?}");
+}
+
+#[test]
+fn a_sleep_loop_ends_at_the_deadline() {
+    let (value, took) = run_cut_at_deadline("sleep_loop.wat");
+    assert_eq!(value["blockedReason"], "deadline_exceeded", "{value}");
+    assert!(took < STOPS_WITHIN, "took {took:?}");
+}
+
+fn exec_cut_at_deadline(args: &[&str]) -> (String, Duration) {
+    let mut all = vec!["exec", "--timeout", "0.3", "--fuel", HUGE_FUEL];
+    all.extend_from_slice(args);
+    let (output, took) = tdm(&all);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(127), "{stderr}");
+    assert!(output.stdout.is_empty(), "the floods write nothing: {}", String::from_utf8_lossy(&output.stdout));
+    (stderr, took)
+}
+
+#[test]
+fn a_looping_command_ends_at_the_deadline() {
+    let (stderr, took) = exec_cut_at_deadline(&[&fixture("command_loop.wat")]);
+    assert!(stderr.contains("deadline_exceeded"), "{stderr}");
+    assert!(took < STOPS_WITHIN, "took {took:?}");
+}
+
+#[test]
+fn host_work_floods_end_at_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..200 {
+        std::fs::write(dir.path().join(format!("file-{i:04}.txt")), b"x").unwrap();
+    }
+    let listed = dir.path().display().to_string();
+    let module = fixture("command_flood.wat");
+    for (mode, extra) in [("r", None), ("w", None), ("p", None), ("d", Some(listed.as_str()))] {
+        let mut args: Vec<&str> = Vec::new();
+        if let Some(dir) = extra {
+            args.extend(["--dir", dir]);
+        }
+        args.extend([module.as_str(), "--", mode]);
+        let (stderr, took) = exec_cut_at_deadline(&args);
+        assert!(stderr.contains("deadline_exceeded"), "{mode}: {stderr}");
+        assert!(took < STOPS_WITHIN, "{mode}: took {took:?}");
+    }
+}
+
+/// A module of `count` passive element segments of 100,000 function references each.
+fn element_heavy(count: u32) -> Vec<u8> {
+    fn uleb(mut n: u32, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    fn section(id: u8, payload: &[u8], out: &mut Vec<u8>) {
+        out.push(id);
+        uleb(payload.len() as u32, out);
+        out.extend_from_slice(payload);
+    }
+    let mut module = b"\0asm\x01\0\0\0".to_vec();
+    section(1, &[1, 0x60, 0, 0], &mut module);
+    section(3, &[1, 0], &mut module);
+    let mut elements = Vec::new();
+    uleb(count, &mut elements);
+    for _ in 0..count {
+        elements.extend_from_slice(&[1, 0]);
+        uleb(100_000, &mut elements);
+        elements.extend(std::iter::repeat_n(0u8, 100_000));
+    }
+    section(9, &elements, &mut module);
+    section(10, &[1, 2, 0, 0x0b], &mut module);
+    module
+}
+
+#[test]
+fn loading_a_module_with_millions_of_element_items_is_refused_before_it_is_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path: PathBuf = dir.path().join("elements.wasm");
+    std::fs::write(&path, element_heavy(30)).unwrap();
+    let (output, _) = tdm(&["run", &path.display().to_string(), "x"]);
+    let value = outcome(&output);
+    assert_eq!(value["blockedReason"], "module_too_large", "{value}");
+    assert!(value["message"].as_str().is_some_and(|m| m.contains("element items")), "{value}");
+}
+
+#[test]
+fn import_names_cannot_make_the_outcome_unbounded() {
+    // 300 imports whose names are 3,000 control characters each: the outcome names the
+    // offenders, cut, in a bounded message.
+    let name = "\\1b".repeat(3_000);
+    let imports: String =
+        (0..300).map(|i| format!(r#"(import "{name}{i}" "{name}" (func))"#)).collect::<Vec<_>>().join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("names.wat");
+    std::fs::write(&path, format!("(module {imports} (memory (export \"memory\") 1))")).unwrap();
+    let (output, _) = tdm(&["run", &path.display().to_string(), "x"]);
+    assert!(output.stdout.len() < 8 * 1024, "the outcome has {} bytes", output.stdout.len());
+    let value = outcome(&output);
+    assert_eq!(value["blockedReason"], "import_not_allowed", "{value}");
+    let message = value["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("The module imports host functions that are not allowed. 300 rejected"), "{message}");
+    assert!(message.contains("more bytes)"), "each name is cut: {message}");
+}
