@@ -33,7 +33,9 @@
 //! | [`wasi`] | the WASI Preview1 shim |
 //! | [`host`] | host intents: `tdm_host_call`/`tdm_host_response`, permission check, audit |
 //! | [`fs`] | the read-only filesystem trait behind `tdm exec --dir` |
-//! | [`env`] | the one trait for clocks, entropy, sleeps and the deadline clock |
+//! | [`env`] | the embedder's clocks, entropy, sleeps and deadline clock |
+//! | `input` | the one input boundary: every input a guest observes, counted |
+//! | [`trace`] | record a session, replay it, name the first divergence |
 //! | [`outcome`] | the outcome JSON and the per-intent report |
 //! | [`permission`] | the permissions an operator grants, parsed strictly |
 #![no_std]
@@ -51,6 +53,7 @@ pub mod env;
 pub mod fs;
 mod guest;
 pub mod host;
+mod input;
 pub mod meter;
 pub mod module_limits;
 pub mod outcome;
@@ -60,6 +63,7 @@ pub mod policy;
 pub mod reason;
 pub mod sandbox;
 mod state;
+pub mod trace;
 pub mod wasi;
 
 pub use check::{Inspection, Profile};

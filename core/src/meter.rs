@@ -40,6 +40,8 @@ impl Meter {
         state.deadline =
             started.map(|started_ns| Deadline { started_ns, timeout_ns: policy.timeout_ms.saturating_mul(1_000_000) });
         state.fuel = FuelAccount { budget: policy.fuel_per_intent, ..FuelAccount::default() };
+        state.inputs = 0;
+        state.timeout_ms = policy.timeout_ms;
         state.host.start_run();
         let _ = store.set_fuel(0);
         Self { slice: policy.fuel_slice }
@@ -70,7 +72,8 @@ impl Meter {
 
     /// Fails with `deadline_exceeded` once the deadline has passed.
     pub(crate) fn check_deadline(store: &mut Store<HostState>) -> Result<(), Failure> {
-        store.data_mut().deadline_remaining().map(|_| ())
+        let used = Self::used(store);
+        store.data_mut().deadline_remaining(used).map(|_| ())
     }
 
     /// Called when the store ran out of fuel: checks the deadline, then adds slices until the
@@ -152,8 +155,14 @@ impl HostState {
     /// Nanoseconds left before the run's deadline, `deadline_exceeded` once it has passed, or
     /// `None` when this host enforces no wall-clock deadline. The one deadline rule: the meter
     /// checks it between fuel slices and after a call returns, host functions before and after
-    /// their work, sleeps never last past it.
-    pub(crate) fn deadline_remaining(&mut self) -> Result<Option<u64>, Failure> {
+    /// their work, sleeps never last past it. A replayed run is also cut where its recording
+    /// was (`Cut`: the run has used `fuel_used` of its budget now).
+    pub(crate) fn deadline_remaining(&mut self, fuel_used: u64) -> Result<Option<u64>, Failure> {
+        if let Some(cut) = self.cut {
+            if fuel_used >= cut.fuel && self.inputs >= cut.inputs {
+                return Err(self.deadline_failure());
+            }
+        }
         let Some(Deadline { started_ns, timeout_ns }) = self.deadline else {
             return Ok(None);
         };
@@ -167,8 +176,7 @@ impl HostState {
 
     /// The `deadline_exceeded` failure of this run.
     pub(crate) fn deadline_failure(&self) -> Failure {
-        let timeout_ms = self.deadline.map_or(0, |d| d.timeout_ns / 1_000_000);
-        Failure::new(BlockedReason::DeadlineExceeded, format!("The limit is {timeout_ms} ms."))
+        Failure::new(BlockedReason::DeadlineExceeded, format!("The limit is {} ms.", self.timeout_ms))
     }
 
     /// Charges `fuel` for host work done for the guest, before the work is done. When the
@@ -216,7 +224,8 @@ pub(crate) fn host_work<R>(
     let account = &mut state.fuel;
     account.host_available = in_store.saturating_add(account.budget.saturating_sub(account.given));
     account.host_charged = 0;
-    let before = state.deadline_remaining();
+    let used = state.fuel_used();
+    let before = state.deadline_remaining(used);
     let result = before.and_then(|_| {
         let (mut guest, state) = guest::split(caller);
         body(&mut guest, state)
@@ -229,6 +238,8 @@ pub(crate) fn host_work<R>(
         caller.set_fuel(0)?;
     }
     let value = result.map_err(wasmi::Error::host)?;
-    caller.data_mut().deadline_remaining().map_err(wasmi::Error::host)?;
+    let state = caller.data_mut();
+    let used = state.fuel.budget.saturating_sub(state.fuel.host_available).saturating_add(charged);
+    state.deadline_remaining(used).map_err(wasmi::Error::host)?;
     Ok(value)
 }

@@ -13,7 +13,9 @@ use crate::permission::Permissions;
 use crate::plugin::Plugin;
 use crate::policy::{Policy, WASM_PAGE_BYTES};
 use crate::reason::{BlockedReason, Failure};
-use crate::state::{FuelAccount, HostState, LimitHit, Limits};
+use crate::state::{Cut, FuelAccount, HostState, LimitHit, Limits};
+use crate::trace::record::Recording;
+use crate::trace::{Trace, TraceError};
 use crate::wasi::{WasiConfig, WasiState};
 use alloc::boxed::Box;
 use alloc::format;
@@ -114,6 +116,9 @@ fn new_store(plugin: &Plugin, env: Box<dyn Environment>, host: HostCalls, wasi: 
         memory: None,
         fuel: FuelAccount::default(),
         deadline: None,
+        cut: None,
+        inputs: 0,
+        timeout_ms: policy.timeout_ms,
         host,
     };
     let mut store = Store::new(&plugin.runtime.engine, state);
@@ -143,6 +148,10 @@ pub struct Sandbox {
     host: Option<(Box<dyn HostIntents>, Permissions)>,
     next_id: u64,
     launch_fuel: u64,
+    /// Where the next run is cut (replay only).
+    cut: Option<Cut>,
+    /// The session being recorded, if any.
+    recording: Option<Recording>,
 }
 
 /// Figures of the last launch.
@@ -163,7 +172,46 @@ impl Sandbox {
             host: Some((Box::new(NoHostIntents), Permissions::default())),
             next_id: 1,
             launch_fuel: 0,
+            cut: None,
+            recording: None,
         }
+    }
+
+    /// Starts recording this session: from now on every input the plugin reads is logged, and
+    /// every intent becomes a record of the trace `stop_recording` returns. `module_bytes` must
+    /// be the bytes the plugin was loaded from (the trace names their sha256); `module` says
+    /// where they came from. The live instance is discarded first, so the trace starts with a
+    /// launch. Fails when a recording is already running.
+    pub fn start_recording(&mut self, module_bytes: &[u8], module: &str) -> Result<(), TraceError> {
+        if self.recording.is_some() {
+            return Err(TraceError::Recording("a recording is already running"));
+        }
+        self.discard();
+        let (Some(env), Some((intents, grants))) = (self.env.take(), self.host.take()) else {
+            return Err(TraceError::Recording("the sandbox lost its environment"));
+        };
+        let (recording, env, intents) =
+            Recording::start(module_bytes, module, &self.plugin.policy, &grants, env, intents);
+        self.env = Some(env);
+        self.host = Some((intents, grants));
+        self.recording = Some(recording);
+        Ok(())
+    }
+
+    /// Stops recording and returns the trace (`None` when nothing was being recorded). The
+    /// plugin goes on running as before.
+    pub fn stop_recording(&mut self) -> Option<Result<Trace, TraceError>> {
+        self.recording.take().map(Recording::finish)
+    }
+
+    /// Whether a recording is running.
+    pub fn is_recording(&self) -> bool {
+        self.recording.is_some()
+    }
+
+    /// Makes the next runs stop where a recording was cut by its deadline (replay).
+    pub(crate) fn set_cut(&mut self, cut: Option<Cut>) {
+        self.cut = cut;
     }
 
     /// Serves the plugin's host calls with `intents`, allowing what `grants` grant. Core
@@ -199,6 +247,7 @@ impl Sandbox {
         let host = HostCalls::new(intents, grants, &self.plugin.policy);
         let mut store = new_store(&self.plugin, env, host, WasiConfig::plugin());
         let meter = Meter::start(&mut store, &self.plugin.policy);
+        store.data_mut().cut = self.cut;
         let result = instantiate(&self.plugin, &mut store, &meter).and_then(|instance| {
             let memory = store
                 .data()
@@ -262,6 +311,14 @@ impl Sandbox {
     /// launches one first, within its own budget and deadline; after any host-side failure the
     /// instance is discarded.
     pub fn execute_request(&mut self, request: &[u8]) -> IntentReport {
+        let report = self.run_request(request);
+        if let Some(recording) = &self.recording {
+            recording.intent_done(request, &report);
+        }
+        report
+    }
+
+    fn run_request(&mut self, request: &[u8]) -> IntentReport {
         let launched = self.live.is_none();
         if launched {
             match self.launch_live() {
@@ -275,6 +332,7 @@ impl Sandbox {
         };
         if !launched {
             live.meter = Meter::start(&mut live.store, policy);
+            live.store.data_mut().cut = self.cut;
         }
         let launch_fuel = if launched { self.launch_fuel } else { 0 };
         let result = run_intent(live, policy, request);

@@ -81,6 +81,17 @@ pub(crate) struct FuelAccount {
     pub(crate) host_charged: u64,
 }
 
+/// Where a replayed run must be cut: the recording was cut by its deadline once it had used
+/// `fuel` and read `inputs` inputs, so the replay is cut at the first deadline check where both
+/// are reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Cut {
+    /// Fuel the run had used when it was cut.
+    pub fuel: u64,
+    /// Inputs the run had read when it was cut.
+    pub inputs: u64,
+}
+
 /// The run's wall-clock deadline on the environment's deadline clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Deadline {
@@ -102,6 +113,12 @@ pub struct HostState {
     pub(crate) fuel: FuelAccount,
     /// The current run's deadline, when the host has a wall clock.
     pub(crate) deadline: Option<Deadline>,
+    /// Where a replayed run is cut (see `Cut`), besides the deadline.
+    pub(crate) cut: Option<Cut>,
+    /// Inputs read in the current run (see `input`).
+    pub(crate) inputs: u64,
+    /// The current run's deadline in milliseconds, as the policy set it.
+    pub(crate) timeout_ms: u64,
     /// Host intents: the embedder's methods, the grants, the per-run counters.
     pub(crate) host: HostCalls,
 }

@@ -113,12 +113,12 @@ fn serve(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, len: u32) -> Re
             }
             if call.allowed_by(&state.host.grants) {
                 let context = CallContext {
-                    remaining_ns: state.deadline_remaining()?,
+                    remaining_ns: state.deadline_remaining(state.fuel_used())?,
                     fuel_remaining: state.fuel_remaining(),
                     host_calls_remaining: state.host.max_calls.saturating_sub(state.host.calls),
                     host_bytes_remaining: state.host.max_bytes.saturating_sub(state.host.bytes),
                 };
-                let answer = state.host.intents.call(&call, &context);
+                let answer = state.input_host_call(&call, &context);
                 record.granted = !matches!(&answer.result, Err(f) if f.reason == BlockedReason::PermissionDenied);
                 answer
             } else {

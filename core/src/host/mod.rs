@@ -147,6 +147,24 @@ impl HostCall {
         }
     }
 
+    /// The call as one line of canonical JSON, `{"method":..,"params":{..}}` (how a trace names
+    /// it, and how replay checks the plugin asked for the same call).
+    pub fn describe(&self) -> String {
+        let params = match self {
+            Self::DistRead { path } => serde_json::json!({ "path": path }),
+            Self::Log { level, message } => serde_json::json!({ "level": level, "message": message }),
+            Self::NetFetch { url, host, method, headers, body } => {
+                serde_json::json!({ "url": url, "host": host, "method": method, "headers": headers, "body": body })
+            }
+            Self::ToolInvoke { tool, intent, params } => {
+                serde_json::json!({ "tool": tool, "intent": intent, "params": params })
+            }
+            Self::VaultRead { name } => serde_json::json!({ "name": name }),
+            Self::ContextRead { key } => serde_json::json!({ "key": key }),
+        };
+        alloc::string::ToString::to_string(&serde_json::json!({ "method": self.method().as_str(), "params": params }))
+    }
+
     /// Whether `grants` allow this call.
     pub fn allowed_by(&self, grants: &Permissions) -> bool {
         match self {

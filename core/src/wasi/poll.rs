@@ -65,7 +65,7 @@ fn poll_oneoff(
                 };
                 let timeout = u64_at(sub, 24);
                 let absolute = u16::from_le_bytes([sub[40], sub[41]]) & 1 != 0;
-                let wait = if absolute { timeout.saturating_sub(state.env.now_ns(clock)) } else { timeout };
+                let wait = if absolute { timeout.saturating_sub(state.input_clock(clock)) } else { timeout };
                 match &mut earliest {
                     Some((best, who)) if wait == *best => who.push(userdata),
                     Some((best, _)) if wait > *best => {}
@@ -85,8 +85,8 @@ fn poll_oneoff(
     }
     if ready.is_empty() {
         if let Some((wait, who)) = earliest {
-            let remaining = state.deadline_remaining()?;
-            if state.env.sleep_ns(wait, remaining) == Slept::CutAtDeadline {
+            let remaining = state.deadline_remaining(state.fuel_used())?;
+            if state.input_sleep(wait, remaining) == Slept::CutAtDeadline {
                 return Err(state.deadline_failure().into());
             }
             ready.extend(who.into_iter().map(|userdata| event(userdata, Errno::Success, 0)));

@@ -63,21 +63,21 @@ pub(super) fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
         call(&mut c, |g, s| {
             let clock = Clock::from_wasi(id).ok_or(Errno::Inval)?;
             g.range(out, 8)?;
-            Ok(g.set_u64(out, s.env.resolution_ns(clock))?)
+            Ok(g.set_u64(out, s.input_resolution(clock))?)
         })
     })?;
     linker.func_wrap(m, "clock_time_get", |mut c: C<'_>, id: u32, _precision: u64, out: u32| {
         call(&mut c, |g, s| {
             let clock = Clock::from_wasi(id).ok_or(Errno::Inval)?;
             g.range(out, 8)?;
-            Ok(g.set_u64(out, s.env.now_ns(clock))?)
+            Ok(g.set_u64(out, s.input_clock(clock))?)
         })
     })?;
     linker.func_wrap(m, "random_get", |mut c: C<'_>, buf: u32, len: u32| {
         call(&mut c, |g, s| {
             g.range(buf, len)?;
             s.charge_bytes(u64::from(len))?;
-            s.env.fill_random(g.bytes_mut(buf, len)?);
+            s.input_random(g.bytes_mut(buf, len)?);
             Ok(())
         })
     })?;

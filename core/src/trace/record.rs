@@ -1,0 +1,196 @@
+//! Recording: wrappers around the embedder's `Environment` and `HostIntents` that pass every
+//! call through and log each input, in order, into one shared log; the sandbox closes an
+//! intent's record after it runs (`Sandbox::start_recording`, `Sandbox::stop_recording`). The
+//! deadline clock and the audit sink pass through unrecorded.
+
+use super::{
+    input_size, output_digest, Header, Input, IntentTrace, PolicyRecord, RecordedAnswer, RecordedFailure, Trace,
+    TraceError, FORMAT_VERSION, MAGIC, MAX_TRACE_BYTES, WASMI_VERSION,
+};
+use crate::env::{Clock, Environment, Slept};
+use crate::host::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents};
+use crate::outcome::IntentReport;
+use crate::permission::Permissions;
+use crate::policy::Policy;
+use crate::reason::BlockedReason;
+use crate::state::Cut;
+use alloc::boxed::Box;
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use spin::Mutex;
+
+/// What the wrappers write into and the sandbox reads out of.
+#[derive(Default)]
+struct Log {
+    /// Off once recording stopped: the wrappers then only pass calls through.
+    active: bool,
+    current: Vec<Input>,
+    intents: Vec<IntentTrace>,
+    bytes: usize,
+    overflowed: bool,
+}
+
+impl Log {
+    fn push(&mut self, input: Input) {
+        if !self.active {
+            return;
+        }
+        self.bytes = self.bytes.saturating_add(input_size(&input));
+        if self.bytes > MAX_TRACE_BYTES {
+            self.overflowed = true;
+            return;
+        }
+        self.current.push(input);
+    }
+}
+
+type Shared = Arc<Mutex<Log>>;
+
+/// A session being recorded: the shared log and the header of its trace.
+pub(crate) struct Recording {
+    log: Shared,
+    header: Header,
+}
+
+impl Recording {
+    /// Starts recording a plugin loaded from `module_bytes` (named `module`) under `policy` with
+    /// `grants`: returns the recording and the wrapped environment and host intents to run with.
+    pub(crate) fn start(
+        module_bytes: &[u8],
+        module: &str,
+        policy: &Policy,
+        grants: &Permissions,
+        env: Box<dyn Environment>,
+        intents: Box<dyn HostIntents>,
+    ) -> (Self, Box<dyn Environment>, Box<dyn HostIntents>) {
+        let log: Shared = Arc::new(Mutex::new(Log { active: true, ..Log::default() }));
+        let header = Header {
+            magic: MAGIC,
+            format: FORMAT_VERSION,
+            contour: String::from(env!("CARGO_PKG_VERSION")),
+            wasmi: String::from(WASMI_VERSION),
+            module_sha256: super::sha256(module_bytes),
+            module: String::from(module),
+            policy: PolicyRecord::of(policy),
+            grants: grants.iter().map(ToString::to_string).collect(),
+        };
+        let env = Box::new(RecordingEnv { inner: env, log: Arc::clone(&log) });
+        let intents = Box::new(RecordingIntents { inner: intents, log: Arc::clone(&log) });
+        (Self { log, header }, env, intents)
+    }
+
+    /// Closes the record of the intent that just ran with `request`.
+    pub(crate) fn intent_done(&self, request: &[u8], report: &IntentReport) {
+        let mut log = self.log.lock();
+        if !log.active {
+            return;
+        }
+        let inputs = core::mem::take(&mut log.current);
+        let cut = (report.outcome.host_failure().map(|f| f.reason) == Some(BlockedReason::DeadlineExceeded))
+            .then_some(Cut { fuel: report.fuel_used, inputs: inputs.len() as u64 });
+        let response = report.outcome.json.as_bytes().to_vec();
+        log.bytes = log.bytes.saturating_add(request.len() + response.len() + 96);
+        if log.bytes > MAX_TRACE_BYTES {
+            log.overflowed = true;
+            return;
+        }
+        log.intents.push(IntentTrace {
+            request: request.to_vec(),
+            inputs,
+            response,
+            reason: report.outcome.blocked_reason().map(String::from),
+            fuel: report.fuel_used,
+            launch_fuel: report.launch_fuel,
+            peak_memory: report.peak_memory_bytes,
+            output_digest: output_digest(&report.stdout, &report.stderr, report.output_dropped),
+            cut,
+        });
+    }
+
+    /// Stops recording (the wrappers keep passing calls through) and returns the trace.
+    pub(crate) fn finish(self) -> Result<Trace, TraceError> {
+        let mut log = self.log.lock();
+        log.active = false;
+        if log.overflowed {
+            return Err(TraceError::TooLarge { size: log.bytes as u64 });
+        }
+        Ok(Trace { header: self.header, intents: core::mem::take(&mut log.intents) })
+    }
+}
+
+/// Records what the environment answers.
+struct RecordingEnv {
+    inner: Box<dyn Environment>,
+    log: Shared,
+}
+
+fn clock_id(clock: Clock) -> u8 {
+    match clock {
+        Clock::Realtime => 0,
+        Clock::Monotonic => 1,
+        Clock::ProcessCpu => 2,
+        Clock::ThreadCpu => 3,
+    }
+}
+
+impl Environment for RecordingEnv {
+    fn now_ns(&mut self, clock: Clock) -> u64 {
+        let ns = self.inner.now_ns(clock);
+        self.log.lock().push(Input::Clock { clock: clock_id(clock), ns });
+        ns
+    }
+
+    fn resolution_ns(&self, clock: Clock) -> u64 {
+        let ns = self.inner.resolution_ns(clock);
+        self.log.lock().push(Input::Resolution { clock: clock_id(clock), ns });
+        ns
+    }
+
+    fn fill_random(&mut self, dest: &mut [u8]) {
+        self.inner.fill_random(dest);
+        self.log.lock().push(Input::Random { bytes: dest.to_vec() });
+    }
+
+    fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> Slept {
+        let slept = self.inner.sleep_ns(ns, deadline_ns);
+        self.log.lock().push(Input::Sleep { ns, cut: slept == Slept::CutAtDeadline });
+        slept
+    }
+
+    fn deadline_clock_ns(&mut self) -> Option<u64> {
+        self.inner.deadline_clock_ns()
+    }
+}
+
+/// Records what the host intents answer.
+struct RecordingIntents {
+    inner: Box<dyn HostIntents>,
+    log: Shared,
+}
+
+impl HostIntents for RecordingIntents {
+    fn call(&mut self, call: &HostCall, context: &CallContext) -> HostAnswer {
+        let answer = self.inner.call(call, context);
+        let result = match &answer.result {
+            Ok(output) => Ok(String::from(output.get())),
+            Err(failure) => {
+                Err(RecordedFailure { reason: String::from(failure.reason.as_str()), detail: failure.detail.clone() })
+            }
+        };
+        let recorded = RecordedAnswer {
+            result,
+            fuel: answer.spent.fuel,
+            host_calls: answer.spent.host_calls,
+            host_bytes: answer.spent.host_bytes,
+            stdout: answer.spent.stdout.clone(),
+            stderr: answer.spent.stderr.clone(),
+        };
+        self.log.lock().push(Input::Host { call: call.describe(), answer: recorded });
+        answer
+    }
+
+    fn audit(&mut self, record: &AuditRecord) {
+        self.inner.audit(record);
+    }
+}
