@@ -21,3 +21,8 @@ pub mod workspace;
 
 pub use environment::{HostEnvironment, SeededEnvironment};
 pub use module_file::{read_module, ModuleFileError};
+
+/// The embedding guide (docs/embedding.md): its code blocks run as doctests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/embedding.md")]
+pub struct EmbeddingGuide;

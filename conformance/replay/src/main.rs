@@ -1,0 +1,50 @@
+//! `contour-replay`: replays every conformance trace bundled at build time with contour-core
+//! alone and prints, per trace, the digest of the replayed run and whether it is the expected
+//! one. Built for foreign targets (s390x, aarch64, armv7, Windows) by `make cross`, so their
+//! builds stay short; exits 0 only when every bundled trace replays to its expected digest.
+#![forbid(unsafe_code)]
+
+use contour_core::trace::{hex, replay_bytes};
+use std::process::ExitCode;
+
+mod bundle {
+    include!(concat!(env!("OUT_DIR"), "/bundle.rs"));
+}
+
+fn main() -> ExitCode {
+    let endian = if cfg!(target_endian = "big") { "big-endian" } else { "little-endian" };
+    println!("host: {} {} {}-bit {endian}", std::env::consts::OS, std::env::consts::ARCH, usize::BITS);
+    let mut failed = 0;
+    for (name, trace, module, expected) in bundle::CASES {
+        if module.is_empty() {
+            println!("{name:<10} not bundled (its module was not built when this binary was)");
+            failed += 1;
+            continue;
+        }
+        match replay_bytes(trace, module) {
+            Ok(report) => {
+                let digest = hex(&report.digest);
+                let verdict = match &report.divergence {
+                    Some(divergence) => format!("DIVERGED: {divergence}"),
+                    None if digest == *expected => String::from("ok"),
+                    None => format!("DIGEST MISMATCH: expected {expected}"),
+                };
+                if verdict != "ok" {
+                    failed += 1;
+                }
+                println!("{name:<10} {digest} {verdict}");
+            }
+            Err(error) => {
+                failed += 1;
+                println!("{name:<10} ERROR: {error}");
+            }
+        }
+    }
+    if failed == 0 {
+        println!("all {} traces replay to their digests", bundle::CASES.len());
+        ExitCode::SUCCESS
+    } else {
+        println!("{failed} of {} traces failed", bundle::CASES.len());
+        ExitCode::FAILURE
+    }
+}
