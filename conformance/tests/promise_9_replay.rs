@@ -185,6 +185,9 @@ impl Environment for SlowWall {
         self.now_ns += 100_000_000;
         Some(self.now_ns)
     }
+    fn begin_intent(&mut self, index: u64) {
+        self.inner.begin_intent(index);
+    }
 }
 
 #[test]

@@ -69,6 +69,9 @@ impl Environment for SlowWall {
         self.now_ns += 100_000_000;
         Some(self.now_ns)
     }
+    fn begin_intent(&mut self, index: u64) {
+        self.inner.begin_intent(index);
+    }
 }
 
 /// The policy the traces run under: small enough for a board (the firmware replays them).

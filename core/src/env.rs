@@ -54,9 +54,17 @@ pub trait Environment: Send {
     /// time must not sleep longer than that, and answers `CutAtDeadline` when it stopped there.
     fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> Slept;
     /// Nanoseconds on the host's own monotonic wall clock, used for the intent deadline; `None`
-    /// when this host enforces no wall-clock deadline (fuel alone bounds the intent).
+    /// when this host enforces no wall-clock deadline (fuel alone bounds the intent). Not an
+    /// input: it is never recorded.
     fn deadline_clock_ns(&mut self) -> Option<u64> {
         None
+    }
+
+    /// Called before intent `index` (from 0) of a sandbox runs. A deterministic environment
+    /// can derive its state from the index here, so what an intent sees does not depend on how
+    /// long an earlier one ran before a deadline cut it. Not an input.
+    fn begin_intent(&mut self, index: u64) {
+        let _ = index;
     }
 }
 
@@ -64,11 +72,18 @@ pub trait Environment: Send {
 pub const VIRTUAL_EPOCH_NS: u64 = 1_704_067_200_000_000_000;
 /// How far the virtual clocks advance on every read: 1 microsecond.
 pub const VIRTUAL_TICK_NS: u64 = 1_000;
+/// Where the virtual clocks of intent N start: N x 2^40 ns (about 18 minutes) after the epoch,
+/// or later if an earlier intent slept past that (the clocks never go back).
+pub const VIRTUAL_INTENT_SPACING_NS: u64 = 1 << 40;
 
 /// A deterministic environment: clocks that advance by `VIRTUAL_TICK_NS` per read and by the
-/// requested amount per sleep, and a ChaCha8 generator seeded from `seed`.
+/// requested amount per sleep, and a ChaCha8 generator seeded from `seed`. Each intent starts
+/// from a state derived from its index (its clocks at `VIRTUAL_INTENT_SPACING_NS` x index, its
+/// entropy from its own ChaCha stream), so an intent's inputs never depend on how many an
+/// earlier intent read before a wall-clock deadline cut it.
 #[derive(Debug, Clone)]
 pub struct VirtualEnvironment {
+    seed: u64,
     elapsed_ns: u64,
     rng: ChaCha8Rng,
 }
@@ -76,7 +91,7 @@ pub struct VirtualEnvironment {
 impl VirtualEnvironment {
     /// A virtual environment whose entropy is derived from `seed`.
     pub fn new(seed: u64) -> Self {
-        Self { elapsed_ns: 0, rng: ChaCha8Rng::seed_from_u64(seed) }
+        Self { seed, elapsed_ns: 0, rng: ChaCha8Rng::seed_from_u64(seed) }
     }
 }
 
@@ -101,6 +116,12 @@ impl Environment for VirtualEnvironment {
 
     fn fill_random(&mut self, dest: &mut [u8]) {
         self.rng.fill_bytes(dest);
+    }
+
+    fn begin_intent(&mut self, index: u64) {
+        self.elapsed_ns = self.elapsed_ns.max(index.saturating_mul(VIRTUAL_INTENT_SPACING_NS));
+        self.rng = ChaCha8Rng::seed_from_u64(self.seed);
+        self.rng.set_stream(index);
     }
 
     fn sleep_ns(&mut self, ns: u64, _deadline_ns: Option<u64>) -> Slept {

@@ -150,6 +150,8 @@ pub struct Sandbox {
     launch_fuel: u64,
     /// Where the next run is cut (replay only).
     cut: Option<Cut>,
+    /// Intents run so far (the index the environment is told at the start of each).
+    intents: u64,
     /// The session being recorded, if any.
     recording: Option<Recording>,
 }
@@ -173,6 +175,7 @@ impl Sandbox {
             next_id: 1,
             launch_fuel: 0,
             cut: None,
+            intents: 0,
             recording: None,
         }
     }
@@ -319,6 +322,13 @@ impl Sandbox {
     }
 
     fn run_request(&mut self, request: &[u8]) -> IntentReport {
+        let index = self.intents;
+        self.intents += 1;
+        match (self.live.as_mut(), self.env.as_mut()) {
+            (Some(live), _) => live.store.data_mut().env.begin_intent(index),
+            (None, Some(env)) => env.begin_intent(index),
+            (None, None) => {}
+        }
         let launched = self.live.is_none();
         if launched {
             match self.launch_live() {

@@ -92,6 +92,10 @@ impl Environment for SeededEnvironment {
         self.virtual_env.sleep_ns(ns, deadline_ns)
     }
 
+    fn begin_intent(&mut self, index: u64) {
+        self.virtual_env.begin_intent(index);
+    }
+
     fn deadline_clock_ns(&mut self) -> Option<u64> {
         Some(elapsed_ns(self.started))
     }

@@ -161,6 +161,10 @@ impl Environment for RecordingEnv {
     fn deadline_clock_ns(&mut self) -> Option<u64> {
         self.inner.deadline_clock_ns()
     }
+
+    fn begin_intent(&mut self, index: u64) {
+        self.inner.begin_intent(index);
+    }
 }
 
 /// Records what the host intents answer.
