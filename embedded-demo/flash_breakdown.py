@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What fills the firmware's flash: text + rodata by crate, from `nm -S -C` symbol sizes.
 
-Usage: flash_breakdown.py ELF [LOG]. With the firmware's log (target/embedded/TARGET.log), the
+Usage: flash_breakdown.py [--total] ELF [LOG]. `--total` prints the first line only. With the firmware's log (target/embedded/TARGET.log), the
 bundled modules' bytes (printed as module_bytes=) are shown as their own line; they sit in
 rodata without a sized symbol. Bytes no symbol accounts for (string constants, tables without
 symbols, padding) are shown as `unattributed`.
@@ -46,29 +46,36 @@ def crate_of(name):
 
 
 def main():
-    elf = sys.argv[1]
-    log = sys.argv[2] if len(sys.argv) > 2 else None
+    args = sys.argv[1:]
+    only_total = args[:1] == ["--total"]
+    args = args[1:] if only_total else args
+    elf = args[0]
+    log = args[1] if len(args) > 1 else None
     nm = subprocess.run(["nm", "-S", "-C", "--size-sort", elf], check=True, capture_output=True, text=True).stdout
     by_crate = collections.Counter()
     for line in nm.splitlines():
         parts = line.split(" ", 3)
         if len(parts) == 4 and parts[2] in "tTrR":
-            by_crate[crate_of(parts[3])] += int(parts[1], 16)
+            name = parts[3]
+            crate = "(anonymous constants)" if name.startswith(".L") else crate_of(name)
+            by_crate[crate] += int(parts[1], 16)
     modules = 0
     if log:
         with open(log, encoding="utf-8") as f:
             modules = sum(int(m) for m in re.findall(r"module_bytes=(\d+)", f.read()))
     total = flash_bytes(elf)
     print(f"flash (text+rodata) {total} bytes = {total / 1024:.1f} KiB")
+    if only_total:
+        return
     rows = by_crate.most_common()
     small = sum(size for _, size in rows[12:])
     for crate, size in rows[:12]:
         print(f"  {crate:<28} {size:>8}  {100 * size / total:5.1f}%")
     print(f"  {'(other crates)':<28} {small:>8}  {100 * small / total:5.1f}%")
-    if modules:
-        print(f"  {'bundled plugin modules':<28} {modules:>8}  {100 * modules / total:5.1f}%")
-    rest = total - sum(by_crate.values()) - modules
+    rest = total - sum(by_crate.values())
     print(f"  {'unattributed':<28} {rest:>8}  {100 * rest / total:5.1f}%")
+    if modules:
+        print(f"  of which bundled plugin modules {modules} bytes ({100 * modules / total:.1f}%)")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,9 @@ EMBEDDED_WASM := wasm32-unknown-unknown
 EMBEDDED_TARGET_DIR := target
 EMBEDDED_PROFILE ?= release
 EMBEDDED_LOGS := target/embedded
+# The logs of the default profile are TARGET.log (what std-host/tests/embedded_demo.rs reads);
+# another profile's are TARGET-PROFILE.log.
+EMBEDDED_LOG_SUFFIX = $(if $(filter release,$(EMBEDDED_PROFILE)),,-$(EMBEDDED_PROFILE))
 EMBEDDED_PLUGINS := target/plugins/embedded
 # The Rust SDK plugin's shadow stack on a board: 16 KiB instead of rustc's 1 MiB default, so the
 # module declares 1 page instead of 17 (docs/writing-plugins.md, "Plugins for boards").
@@ -58,7 +61,9 @@ embedded-plugins: embedded-toolchain
 		--manifest-path examples/rust/Cargo.toml --target-dir $(EMBEDDED_RUST_TARGET_DIR) \
 		-- -C link-arg=-zstack-size=$(EMBEDDED_STACK_BYTES)
 	@mkdir -p $(EMBEDDED_PLUGINS)
-	@cp $(EMBEDDED_RUST_TARGET_DIR)/$(EMBEDDED_WASM)/release/hello.wasm $(EMBEDDED_PLUGINS)/hello.wasm
+	@# Copied only when it changed: a new mtime would make the firmware's build script run again.
+	@cmp -s $(EMBEDDED_RUST_TARGET_DIR)/$(EMBEDDED_WASM)/release/hello.wasm $(EMBEDDED_PLUGINS)/hello.wasm || \
+		cp $(EMBEDDED_RUST_TARGET_DIR)/$(EMBEDDED_WASM)/release/hello.wasm $(EMBEDDED_PLUGINS)/hello.wasm
 
 # One cargo run per target (one run for both would unify the boards' critical-section features);
 # the build scripts and proc-macros built for the host by the first are reused by the second.
@@ -75,8 +80,8 @@ define embedded_run
 	@echo '$$ $(2) $(EMBEDDED_DIR)/$(EMBEDDED_TARGET_DIR)/$(1)/$(EMBEDDED_PROFILE)/contour-embedded-demo'
 	@status=0; timeout $(EMBEDDED_QEMU_TIMEOUT) $(2) \
 		$(EMBEDDED_DIR)/$(EMBEDDED_TARGET_DIR)/$(1)/$(EMBEDDED_PROFILE)/contour-embedded-demo \
-		> $(EMBEDDED_LOGS)/$(1).log 2>&1 < /dev/null || status=$$?; \
-	cat $(EMBEDDED_LOGS)/$(1).log; \
+		> $(EMBEDDED_LOGS)/$(1)$(EMBEDDED_LOG_SUFFIX).log 2>&1 < /dev/null || status=$$?; \
+	cat $(EMBEDDED_LOGS)/$(1)$(EMBEDDED_LOG_SUFFIX).log; \
 	if [ $$status -ne 0 ]; then echo "embedded: $(1) exited with status $$status"; exit 1; fi
 endef
 
@@ -84,10 +89,21 @@ embedded: embedded-firmware
 	$(call embedded_run,$(EMBEDDED_ARM),$(QEMU_ARM))
 	$(call embedded_run,$(EMBEDDED_RISCV),$(QEMU_RISCV))
 	@for target in $(EMBEDDED_ARM) $(EMBEDDED_RISCV); do \
-		size -A $(EMBEDDED_DIR)/$(EMBEDDED_TARGET_DIR)/$$target/$(EMBEDDED_PROFILE)/contour-embedded-demo | \
-			awk -v t=$$target '$$1 ~ /^\.(vector_table|text|rodata|init|trap)/ { flash += $$2 } \
-				END { printf "embedded: %s flash (text+rodata) %d bytes\n", t, flash }'; \
+		echo "embedded: $$target ($(EMBEDDED_PROFILE)): $$(python3 $(EMBEDDED_DIR)/flash_breakdown.py --total \
+			$(EMBEDDED_DIR)/$(EMBEDDED_TARGET_DIR)/$$target/$(EMBEDDED_PROFILE)/contour-embedded-demo)"; \
 	done
+
+# Both profiles, both targets: the flash by crate and the logs (heap high-water, wall time).
+embedded-sizes:
+	$(MAKE) embedded
+	$(MAKE) embedded EMBEDDED_PROFILE=release-o3
+	@for profile in release release-o3; do for target in $(EMBEDDED_ARM) $(EMBEDDED_RISCV); do \
+		suffix=$$([ $$profile = release ] || echo -$$profile); \
+		echo "== $$target $$profile"; \
+		python3 $(EMBEDDED_DIR)/flash_breakdown.py $(EMBEDDED_DIR)/$(EMBEDDED_TARGET_DIR)/$$target/$$profile/contour-embedded-demo \
+			$(EMBEDDED_LOGS)/$$target$$suffix.log || exit 1; \
+		grep '^figures' $(EMBEDDED_LOGS)/$$target$$suffix.log; \
+	done; done
 
 unit: embedded
 

@@ -47,9 +47,9 @@ pub const DEFAULT_START_FUEL: u64 = 10_000_000;
 /// Embedded profile (`Policy::embedded`), linear memory limit: 256 KiB (4 pages). A Rust SDK
 /// plugin built with a 16 KiB shadow stack runs in 2 pages; the rest is headroom.
 pub const EMBEDDED_MAX_MEMORY_BYTES: u64 = 256 * 1024;
-/// Embedded profile, fuel per intent: 10 million, about 1 s of wasmi under QEMU's Cortex-M4 and
-/// RISC-V emulation here (see embedded-demo/README.md); a board has no wall-clock deadline, so
-/// fuel alone bounds an intent.
+/// Embedded profile, fuel per intent: 10 million, about 1 s of wasmi on QEMU's Cortex-M4 and 2 s
+/// on its RV32 here (embedded-demo/README.md); a board has no wall-clock deadline, so fuel alone
+/// bounds an intent.
 pub const EMBEDDED_FUEL_PER_INTENT: u64 = 10_000_000;
 /// Embedded profile, start-function fuel: 1 million.
 pub const EMBEDDED_START_FUEL: u64 = 1_000_000;
