@@ -214,6 +214,29 @@ fn a_response_over_the_limit_is_refused() {
     assert_eq!(report.outcome.blocked_reason(), Some("response_too_large"), "{}", report.outcome.json);
 }
 
+/// The embedded profile (the firmware in embedded-demo/ runs under it): its limits hold through
+/// the real sandbox, with memory, fuel and message sizes sized for a board's heap.
+#[test]
+fn the_embedded_profile_holds_its_smaller_limits() {
+    let policy = Policy::embedded();
+    assert_eq!(policy.validate(), Ok(()));
+    assert!(policy.max_memory_bytes < Policy::default().max_memory_bytes);
+    assert!(policy.fuel_per_intent < Policy::default().fuel_per_intent);
+    let report = fails_then_recovers(policy.clone(), "grow", "memory_limit_exceeded");
+    assert_eq!(report.peak_memory_bytes, 256 * 1024, "grown to exactly the embedded limit");
+    let report = fails_then_recovers(policy.clone(), "loop", "fuel_exhausted");
+    assert!(report.fuel_used <= 10_000_000 && report.fuel_used > 5_000_000, "used {}", report.fuel_used);
+    assert!(report.outcome.json.contains("The budget is 10000000 fuel."), "{}", report.outcome.json);
+    let body = format!(r#"{{"status":"completed","output":"{}"}}"#, "x".repeat(4 * 1024));
+    // Framed past the request (which the plugin's tdm_alloc puts at 1024).
+    let plugin = contour_conformance::pointing_plugin(16_384, 16_384, &framed(body.as_bytes()));
+    let report = sandbox(&plugin, policy.clone()).execute("r", &json!({}));
+    assert_eq!(report.outcome.blocked_reason(), Some("response_too_large"), "{}", report.outcome.json);
+    let big = json!({ "pad": "x".repeat(4 * 1024) });
+    let report = sandbox(&fixture("misbehave"), policy).execute("count", &big);
+    assert_eq!(report.outcome.blocked_reason(), Some("request_too_large"), "{}", report.outcome.json);
+}
+
 /// A virtual environment whose deadline clock advances `step_ns` on every read.
 struct SlowWallClock {
     inner: VirtualEnvironment,

@@ -44,6 +44,29 @@ pub const DEFAULT_FUEL_SLICE: u64 = 4_000_000;
 /// Toolchains put set-up work in `_initialize`, which runs in slices.
 pub const DEFAULT_START_FUEL: u64 = 10_000_000;
 
+/// Embedded profile (`Policy::embedded`), linear memory limit: 256 KiB (4 pages). A Rust SDK
+/// plugin built with a 16 KiB shadow stack runs in 2 pages; the rest is headroom.
+pub const EMBEDDED_MAX_MEMORY_BYTES: u64 = 256 * 1024;
+/// Embedded profile, fuel per intent: 10 million, about 1 s of wasmi on QEMU's Cortex-M4 and 2 s
+/// on its RV32 here (embedded-demo/README.md); a board has no wall-clock deadline, so fuel alone
+/// bounds an intent.
+pub const EMBEDDED_FUEL_PER_INTENT: u64 = 10_000_000;
+/// Embedded profile, start-function fuel: 1 million.
+pub const EMBEDDED_START_FUEL: u64 = 1_000_000;
+/// Embedded profile, request, response and host-request size: 4 KiB each, so one fixed-size
+/// buffer on the board holds any of them.
+pub const EMBEDDED_MAX_MESSAGE_BYTES: u32 = 4 * 1024;
+/// Embedded profile, capture for each of stdout and stderr: 1 KiB.
+pub const EMBEDDED_MAX_OUTPUT_BYTES: usize = 1024;
+/// Embedded profile, module size: 256 KiB.
+pub const EMBEDDED_MAX_MODULE_BYTES: usize = 256 * 1024;
+/// Embedded profile, elements per table: 4096 (a table lives on the board's heap).
+pub const EMBEDDED_MAX_TABLE_ELEMENTS: usize = 4_096;
+/// Embedded profile, host calls per intent: 100.
+pub const EMBEDDED_MAX_HOST_CALLS: u32 = 100;
+/// Embedded profile, bytes through host calls per intent: 64 KiB.
+pub const EMBEDDED_MAX_HOST_BYTES: u64 = 64 * 1024;
+
 /// How wasmi compiles a module's functions. Fuel stays deterministic in every mode because
 /// Contour sets wasmi's translation and validation fuel costs to zero (see docs/ABI.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -147,6 +170,26 @@ impl core::fmt::Display for PolicyError {
 }
 
 impl Policy {
+    /// The embedded profile: the same limits, sized for a microcontroller's heap (the
+    /// `EMBEDDED_*` constants) so nothing a plugin does can exhaust it. Boards have no
+    /// wall-clock deadline: fuel alone bounds an intent. Everything else is the default.
+    pub fn embedded() -> Self {
+        Self {
+            max_memory_bytes: EMBEDDED_MAX_MEMORY_BYTES,
+            fuel_per_intent: EMBEDDED_FUEL_PER_INTENT,
+            start_fuel: EMBEDDED_START_FUEL,
+            max_request_bytes: EMBEDDED_MAX_MESSAGE_BYTES,
+            max_response_bytes: EMBEDDED_MAX_MESSAGE_BYTES,
+            max_output_bytes: EMBEDDED_MAX_OUTPUT_BYTES,
+            max_module_bytes: EMBEDDED_MAX_MODULE_BYTES,
+            max_table_elements: EMBEDDED_MAX_TABLE_ELEMENTS,
+            max_host_calls: EMBEDDED_MAX_HOST_CALLS,
+            max_host_bytes: EMBEDDED_MAX_HOST_BYTES,
+            max_host_request_bytes: EMBEDDED_MAX_MESSAGE_BYTES,
+            ..Self::default()
+        }
+    }
+
     /// Checks that every limit is usable.
     pub fn validate(&self) -> Result<(), PolicyError> {
         let nonzero: [(&'static str, u64); 6] = [

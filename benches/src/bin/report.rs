@@ -686,6 +686,8 @@ fn main() {
     for (group, bench, ns) in estimates.all() {
         let _ = writeln!(out, "| {group} | {bench} | {} |", time(ns));
     }
+    // Measured by hand (`make embedded-sizes`), kept in benches/embedded.md.
+    let _ = writeln!(out, "\n{}", include_str!("../../embedded.md").trim_end());
     let _ = writeln!(out, "\n## Not done yet\n");
     let mut missing = Vec::new();
     if !peers {

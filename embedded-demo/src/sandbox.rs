@@ -1,0 +1,101 @@
+//! The firmware's one contact with contour-core; keep it that way, so a change in core's API
+//! (the record/replay input boundary may rename `Environment`) is adapted here alone.
+//!
+//! A bundled plugin is loaded under `Policy::embedded()` and runs one intent through the same
+//! `Plugin::load` + `Sandbox::execute` path as `tdm run`. The board's environment is core's
+//! `VirtualEnvironment`: a virtual clock, entropy seeded from [`SEED`], and no wall clock, so
+//! no deadline (fuel alone bounds an intent). What the demo prints is copied into fixed-size
+//! buffers whose bounds follow from the policy.
+
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use contour_core::policy::{EMBEDDED_MAX_MESSAGE_BYTES, EMBEDDED_MAX_OUTPUT_BYTES};
+use contour_core::{IntentReport, Outcome, Plugin, Policy, Sandbox, VirtualEnvironment};
+use heapless::{String, Vec};
+
+/// The seed of the board's entropy (`tdm run --seed 7` gives the host the same inputs).
+pub const SEED: u64 = 7;
+/// Room for one outcome: a plugin's own response is at most the policy's response limit; a
+/// failure the host renders is far shorter except for pathological details (then the case
+/// fails as too long, never truncated).
+pub const OUTCOME_CAP: usize = EMBEDDED_MAX_MESSAGE_BYTES as usize;
+/// Room for one stream of captured plugin output: the policy's capture limit.
+pub const CAPTURE_CAP: usize = EMBEDDED_MAX_OUTPUT_BYTES;
+/// Room for a `blockedReason` (the host's are at most 24 bytes; a plugin's own may be longer).
+pub const REASON_CAP: usize = 64;
+
+/// The limits the demo prints in its header.
+pub struct Limits {
+    /// `Policy::max_memory_bytes`.
+    pub max_memory_bytes: u64,
+    /// `Policy::fuel_per_intent`.
+    pub fuel_per_intent: u64,
+}
+
+/// The embedded policy's limits.
+pub fn limits() -> Limits {
+    let policy = Policy::embedded();
+    Limits { max_memory_bytes: policy.max_memory_bytes, fuel_per_intent: policy.fuel_per_intent }
+}
+
+/// What one intent gave, in fixed-size buffers.
+pub struct IntentRun {
+    /// The outcome JSON, as the host prints it.
+    pub outcome: String<OUTCOME_CAP>,
+    /// Whether the outcome is `completed`.
+    pub completed: bool,
+    /// The `blockedReason` of a failed outcome.
+    pub blocked_reason: Option<String<REASON_CAP>>,
+    /// Fuel used (0 when the module was rejected at load: nothing ran).
+    pub fuel_used: u64,
+    /// Linear memory at the end of the intent.
+    pub peak_memory_bytes: u64,
+    /// What the plugin wrote to stdout.
+    pub stdout: Vec<u8, CAPTURE_CAP>,
+}
+
+/// Why an intent's result could not be shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunError {
+    /// The case's params are not JSON.
+    Params,
+    /// A result did not fit its buffer (which one).
+    TooLong(&'static str),
+}
+
+/// Loads `module` under the embedded policy and runs `method` with `params` (JSON text) once,
+/// in a fresh sandbox that is dropped before this returns.
+pub fn run(module: &[u8], method: &str, params: &str) -> Result<IntentRun, RunError> {
+    let params: serde_json::Value = serde_json::from_str(params).map_err(|_| RunError::Params)?;
+    match Plugin::load(module, Policy::embedded()) {
+        Ok(plugin) => {
+            let mut sandbox = Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(SEED)));
+            from_report(&sandbox.execute(method, &params))
+        }
+        Err(failure) => from_outcome(&Outcome::from_failure(failure), 0, 0, &[]),
+    }
+}
+
+fn from_report(report: &IntentReport) -> Result<IntentRun, RunError> {
+    from_outcome(&report.outcome, report.fuel_used, report.peak_memory_bytes, &report.stdout)
+}
+
+fn from_outcome(
+    outcome: &Outcome,
+    fuel_used: u64,
+    peak_memory_bytes: u64,
+    stdout: &[u8],
+) -> Result<IntentRun, RunError> {
+    let blocked_reason = match outcome.blocked_reason() {
+        Some(reason) => Some(String::try_from(reason).map_err(|_| RunError::TooLong("blockedReason"))?),
+        None => None,
+    };
+    Ok(IntentRun {
+        outcome: String::try_from(outcome.json.as_str()).map_err(|_| RunError::TooLong("outcome"))?,
+        completed: outcome.is_completed(),
+        blocked_reason,
+        fuel_used,
+        peak_memory_bytes,
+        stdout: Vec::from_slice(stdout).map_err(|_| RunError::TooLong("stdout"))?,
+    })
+}
