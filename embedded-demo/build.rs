@@ -73,6 +73,75 @@ fn main() {
         panic!("{}: {e}; build the firmware with `make embedded`, which builds this plugin first", built.display())
     });
     write(&out.join(RUST_PLUGIN), &wasm);
+
+    bundle_traces(&repo, &out, &built);
+}
+
+/// Bundles the conformance traces (conformance/traces/traces.txt names each trace and its
+/// module) with their modules and expected digests, for `replay.rs`: writes `traces.rs` into
+/// OUT_DIR with `traces()`, each `(name, trace, module, digest)`. Each module is in flash once:
+/// traces that share one share its bytes, and the Rust SDK plugin is the demo's own.
+fn bundle_traces(repo: &Path, out: &Path, rust_plugin: &Path) {
+    let conformance = repo.join("conformance");
+    let list_path = conformance.join("traces/traces.txt");
+    let digests_path = conformance.join("traces/digests.txt");
+    println!("cargo:rerun-if-changed={}", list_path.display());
+    println!("cargo:rerun-if-changed={}", digests_path.display());
+    let list = fs::read_to_string(&list_path).unwrap_or_else(|e| panic!("{}: {e}", list_path.display()));
+    let digests = fs::read_to_string(&digests_path).unwrap_or_else(|e| panic!("{}: {e}", digests_path.display()));
+    let rust_plugin = fs::canonicalize(rust_plugin).ok();
+    let mut statics = String::new();
+    let mut modules: Vec<PathBuf> = Vec::new();
+    let mut rows = String::new();
+    let mut count = 0;
+    for line in list.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        let (name, module) = line.split_once(' ').expect("traces.txt lines are NAME MODULE");
+        let module = conformance.join(module.trim());
+        let trace = conformance.join(format!("traces/{name}.trace"));
+        println!("cargo:rerun-if-changed={}", module.display());
+        println!("cargo:rerun-if-changed={}", trace.display());
+        let canonical = fs::canonicalize(&module)
+            .unwrap_or_else(|e| panic!("{}: {e}; `make embedded` builds it", module.display()));
+        let bytes_expr = if Some(&canonical) == rust_plugin.as_ref() {
+            String::from("crate::plugins::HELLO.bytes")
+        } else {
+            let index = match modules.iter().position(|m| *m == canonical) {
+                Some(index) => index,
+                None => {
+                    let wasm = if module.extension().is_some_and(|e| e == "wat") {
+                        wat::parse_file(&module).unwrap_or_else(|e| panic!("{}: {e}", module.display()))
+                    } else {
+                        fs::read(&module).unwrap_or_else(|e| panic!("{}: {e}", module.display()))
+                    };
+                    let index = modules.len();
+                    let module_out = out.join(format!("trace-module-{index}.wasm"));
+                    write(&module_out, &wasm);
+                    statics.push_str(&format!(
+                        "static MODULE_{index}: &[u8] = include_bytes!({:?});\n",
+                        module_out.display().to_string()
+                    ));
+                    modules.push(canonical);
+                    index
+                }
+            };
+            format!("MODULE_{index}")
+        };
+        let digest = digests
+            .lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+            .unwrap_or("")
+            .trim();
+        rows.push_str(&format!(
+            "        ({name:?}, include_bytes!({:?}), {bytes_expr}, {digest:?}),\n",
+            trace.display().to_string()
+        ));
+        count += 1;
+    }
+    let table = format!(
+        "{statics}\n/// (name, trace bytes, module bytes, expected digest in hex)\n\
+         pub fn traces() -> [(&'static str, &'static [u8], &'static [u8], &'static str); {count}] {{\n    [\n{rows}    ]\n}}\n"
+    );
+    write(&out.join("traces.rs"), table.as_bytes());
 }
 
 fn write(path: &Path, bytes: &[u8]) {

@@ -21,22 +21,22 @@ define cross_setup
 	@command -v $(3) >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(2))
 endef
 
-replay-native: rust-examples
+replay-native: embedded-plugins
 	$(CARGO) run -q -p contour-replay
 
-cross-s390x: rust-examples
+cross-s390x: embedded-plugins
 	$(call cross_setup,s390x-unknown-linux-gnu,gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user,qemu-s390x)
 	@command -v s390x-linux-gnu-gcc >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y gcc-s390x-linux-gnu libc6-dev-s390x-cross)
 	CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_LINKER=s390x-linux-gnu-gcc $(REPLAY_BUILD) s390x-unknown-linux-gnu
 	qemu-s390x -L /usr/s390x-linux-gnu $(call REPLAY_BIN,s390x-unknown-linux-gnu)
 
-cross-aarch64: rust-examples
+cross-aarch64: embedded-plugins
 	$(call cross_setup,aarch64-unknown-linux-gnu,gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user,qemu-aarch64)
 	@command -v aarch64-linux-gnu-gcc >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc $(REPLAY_BUILD) aarch64-unknown-linux-gnu
 	qemu-aarch64 -L /usr/aarch64-linux-gnu $(call REPLAY_BIN,aarch64-unknown-linux-gnu)
 
-cross-armv7: rust-examples
+cross-armv7: embedded-plugins
 	$(call cross_setup,armv7-unknown-linux-gnueabihf,gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user,qemu-arm)
 	@command -v arm-linux-gnueabihf-gcc >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)
 	CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_LINKER=arm-linux-gnueabihf-gcc $(REPLAY_BUILD) armv7-unknown-linux-gnueabihf
@@ -44,7 +44,7 @@ cross-armv7: rust-examples
 
 # Wine's 64-bit loader is /usr/lib/wine/wine64 (the `wine` wrapper looks for a 32-bit prefix).
 WINDOWS_BIN := $(CROSS_TARGET_DIR)/x86_64-pc-windows-gnu/cross
-cross-windows: rust-examples
+cross-windows: embedded-plugins
 	$(call cross_setup,x86_64-pc-windows-gnu,gcc-mingw-w64-x86-64 wine64,x86_64-w64-mingw32-gcc)
 	@test -x /usr/lib/wine/wine64 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y wine64)
 	CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc $(REPLAY_BUILD) x86_64-pc-windows-gnu

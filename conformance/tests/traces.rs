@@ -74,9 +74,10 @@ impl Environment for SlowWall {
     }
 }
 
-/// The policy the traces run under: small enough for a board (the firmware replays them).
+/// The policy the traces run under: the embedded profile (the firmware replays them on a
+/// board's heap), with fuel slices small enough for the deadline trace's simulated clock.
 fn board_policy() -> Policy {
-    Policy { max_memory_bytes: 2 * 1024 * 1024, fuel_per_intent: 20_000_000, fuel_slice: 100_000, ..Policy::default() }
+    Policy { fuel_slice: 100_000, ..Policy::embedded() }
 }
 
 fn rpc(method: &str, params: Value) -> Value {

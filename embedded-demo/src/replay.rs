@@ -1,12 +1,16 @@
-//! REPLAY HOOK (issue 12, replay part): not built yet, because core's record/replay trace
-//! format has not landed. When it does:
-//! - build.rs bundles the conformance traces (`conformance/traces/*`, built from the repository,
-//!   never committed binaries) the way it bundles the plugins;
-//! - `run` below replays each through core's replay entry point (from `crate::sandbox`, the one
-//!   file that touches core) and prints one `trace=NAME digest=HEX` line per trace, built in a
-//!   `crate::digest::DigestLine`;
-//! - std-host/tests/embedded_demo.rs compares those lines with the host's digests for the same
-//!   traces (its `REPLAY HOOK` marks the place).
+//! The replay part of the demo: every conformance trace (conformance/traces, bundled at build
+//! time with its module and the digest recorded on the host) replayed through core's replay
+//! entry point, one `trace=NAME digest=HEX` line each; std-host/tests/embedded_demo.rs compares
+//! the lines with the host's digests.
+
+use crate::digest::DigestLine;
+use crate::sandbox;
+use core::fmt::Write;
+use semihosting::println;
+
+mod bundle {
+    include!(concat!(env!("OUT_DIR"), "/traces.rs"));
+}
 
 /// What replaying the bundled traces gave.
 pub struct Replayed {
@@ -16,7 +20,25 @@ pub struct Replayed {
     pub matched: usize,
 }
 
-/// Replays every bundled trace and prints its digest line: none are bundled yet.
+/// Replays every bundled trace and prints its digest line.
 pub fn run() -> Replayed {
-    Replayed { traces: 0, matched: 0 }
+    let mut matched = 0;
+    let traces = bundle::traces();
+    for (name, trace, module, expected) in traces {
+        let (digest, verdict) = match sandbox::replay(trace, module) {
+            Ok(replayed) if replayed.divergence => (replayed.digest, "diverged"),
+            Ok(replayed) if replayed.digest.as_str() == expected => {
+                matched += 1;
+                (replayed.digest, "ok")
+            }
+            Ok(replayed) => (replayed.digest, "mismatch"),
+            Err(error) => (Default::default(), error),
+        };
+        let mut line = DigestLine::new();
+        if write!(line, "trace={name} digest={digest} {verdict}").is_err() {
+            line.clear();
+        }
+        println!("{line}");
+    }
+    Replayed { traces: traces.len(), matched }
 }

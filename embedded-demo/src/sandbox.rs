@@ -1,5 +1,5 @@
-//! The firmware's one contact with contour-core; keep it that way, so a change in core's API
-//! (the record/replay input boundary may rename `Environment`) is adapted here alone.
+//! The firmware's one contact with contour-core; keep it that way, so a change in core's API is
+//! adapted here alone. It runs a bundled plugin's intent, and replays a bundled trace.
 //!
 //! A bundled plugin is loaded under `Policy::embedded()` and runs one intent through the same
 //! `Plugin::load` + `Sandbox::execute` path as `tdm run`. The board's environment is core's
@@ -97,5 +97,26 @@ fn from_outcome(
         fuel_used,
         peak_memory_bytes,
         stdout: Vec::from_slice(stdout).map_err(|_| RunError::TooLong("stdout"))?,
+    })
+}
+
+/// What replaying one trace gave: the digest of the replayed run (hex) and whether it diverged
+/// from the trace.
+#[derive(Debug, Clone, Default)]
+pub struct TraceRun {
+    /// The replay digest, lower-case hex.
+    pub digest: String<64>,
+    /// Whether the replay found a divergence.
+    pub divergence: bool,
+}
+
+/// Replays trace bytes on `module` through core's replay entry point (the module must be the
+/// one the trace recorded: its hash is checked); the error is a short reason.
+pub fn replay(trace: &[u8], module: &[u8]) -> Result<TraceRun, &'static str> {
+    let report = contour_core::trace::replay_bytes(trace, module).map_err(|_| "error")?;
+    let hex = contour_core::trace::hex(&report.digest);
+    Ok(TraceRun {
+        digest: String::try_from(hex.as_str()).map_err(|_| "error")?,
+        divergence: report.divergence.is_some(),
     })
 }

@@ -6,8 +6,9 @@
 //! and the fuel the same figure; both boards must print the same cases, outcomes and fuel; each
 //! log must end with the firmware's own verdict that every outcome was as expected.
 //!
-//! REPLAY HOOK (issue 12, replay part): when the firmware prints `trace=NAME digest=HEX` lines
-//! (embedded-demo/src/replay.rs), compare each with the host's digest for the same trace here.
+//! The firmware also replays every conformance trace and prints `trace=NAME digest=HEX` lines:
+//! each must be the digest the host replays the same trace to (conformance/traces/digests.txt,
+//! checked on the host by conformance/tests/traces.rs).
 
 use contour_core::{Outcome, Plugin, Policy, Sandbox, VirtualEnvironment};
 use serde_json::Value;
@@ -188,4 +189,25 @@ fn every_board_outcome_is_the_hosts_byte_for_byte_with_the_same_fuel() {
         }
     }
     assert_eq!(logs[0].cases, logs[1].cases, "both boards print the same cases, outcomes and fuel");
+}
+
+#[test]
+fn every_board_replays_the_conformance_traces_to_the_hosts_digests() {
+    let digests = std::fs::read_to_string(repo().join("conformance/traces/digests.txt")).expect("digests.txt");
+    let expected: Vec<(&str, &str)> = digests.lines().filter_map(|l| l.split_once(' ')).collect();
+    assert!(expected.len() >= 6, "{digests}");
+    for target in TARGETS {
+        let path = repo().join("target/embedded").join(format!("{target}.log"));
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; run `make embedded` first", path.display()));
+        for (name, digest) in &expected {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(&format!("trace={name} ")))
+                .unwrap_or_else(|| panic!("{target} printed no line for trace {name}"));
+            let fields = fields(line);
+            assert_eq!(fields.get("digest").map(String::as_str), Some(*digest), "{target}: {line}");
+            assert!(line.ends_with(" ok"), "{target}: {line}");
+        }
+    }
 }
