@@ -17,6 +17,7 @@ pub mod package;
 pub mod package_copy;
 pub mod repl;
 pub mod terminal;
+pub mod traces;
 pub mod workspace;
 
 pub use environment::{HostEnvironment, SeededEnvironment};

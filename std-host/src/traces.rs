@@ -1,0 +1,223 @@
+//! Trace files on a std host: writing a recorded session (`--record FILE`, REPL `:record`),
+//! reading one back with a bound, finding the module it names (a file, or an installed plugin),
+//! replaying it, and rendering it readably (`tdm replay --show`). Core owns the format and the
+//! replay; this module owns the files.
+
+use crate::files::{self, FileError};
+use crate::module_file::{read_module_within, ModuleFileError};
+use crate::operator;
+use crate::workspace::Workspace;
+use contour_core::trace::{self, hex, Input, ReplayReport, Trace, TraceError, MAX_TRACE_BYTES};
+use contour_core::Plugin;
+use serde_json::{json, Value};
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// How a trace names an installed plugin: `plugin:ID` (a file path otherwise).
+pub const INSTALLED_PREFIX: &str = "plugin:";
+
+/// Why a trace file could not be written, read or replayed.
+#[derive(Debug)]
+pub enum TraceFileError {
+    /// The trace file could not be read.
+    File(FileError),
+    /// The bytes are not a usable trace (or the recording overflowed its bound).
+    Trace(PathBuf, TraceError),
+    /// The trace file could not be written.
+    Write(PathBuf, std::io::Error),
+    /// The module the trace names (or the one given) cannot be read.
+    Module(String),
+    /// The module found is not the one the trace recorded, and none was given on purpose.
+    NotTheRecordedModule {
+        /// Where it was found.
+        module: String,
+        /// The sha256 the trace recorded.
+        recorded: String,
+        /// The sha256 of the bytes found.
+        found: String,
+    },
+}
+
+impl fmt::Display for TraceFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::File(e) => e.fmt(f),
+            Self::Trace(path, e) => write!(f, "{}: {e}", path.display()),
+            Self::Write(path, e) => write!(f, "cannot write the trace {}: {e}", path.display()),
+            Self::Module(why) => f.write_str(why),
+            Self::NotTheRecordedModule { module, recorded, found } => write!(
+                f,
+                "{module} is not the module the trace recorded (sha256 {found}, the trace has {recorded}); \
+                 pass --plugin PATH to replay another module and see where it diverges"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TraceFileError {}
+
+/// Writes `trace` to `path` (replacing it), never blocking on a FIFO there.
+pub fn write_trace(path: &Path, trace: &Trace) -> Result<(), TraceFileError> {
+    let bytes = trace.encode().map_err(|e| TraceFileError::Trace(path.to_path_buf(), e))?;
+    let mut options = files::nonblocking_write();
+    options.create(true).truncate(true);
+    options
+        .open(path)
+        .and_then(|mut file| file.write_all(&bytes))
+        .map_err(|e| TraceFileError::Write(path.to_path_buf(), e))
+}
+
+/// Reads and decodes the trace at `path`, at most [`MAX_TRACE_BYTES`].
+pub fn read_trace(path: &Path) -> Result<Trace, TraceFileError> {
+    let bytes = files::read_limited(path, MAX_TRACE_BYTES as u64).map_err(TraceFileError::File)?;
+    Trace::decode(&bytes).map_err(|e| TraceFileError::Trace(path.to_path_buf(), e))
+}
+
+/// The module bytes a replay runs, and where they came from.
+pub struct ReplayModule {
+    /// The binary module (compiled, for `.wat`).
+    pub bytes: Vec<u8>,
+    /// Where it came from, for messages.
+    pub shown: String,
+    /// Whether its sha256 is the one the trace recorded.
+    pub is_recorded: bool,
+}
+
+/// Finds the module to replay `trace` (read from `trace_path`) with: `given` when the user
+/// passed `--plugin`, else what the trace names (an installed plugin, or a file relative to the
+/// working folder or to the trace's own). A module whose hash differs from the trace's is an
+/// error unless it was given.
+pub fn module_for(
+    trace: &Trace,
+    trace_path: &Path,
+    given: Option<&Path>,
+    workspace: &Path,
+) -> Result<ReplayModule, TraceFileError> {
+    let limit = trace.policy().map_err(|e| TraceFileError::Trace(trace_path.to_path_buf(), e))?.max_module_bytes;
+    let read = |path: &Path| {
+        read_module_within(path, limit).map_err(|e: ModuleFileError| TraceFileError::Module(e.to_string()))
+    };
+    let named = &trace.header.module;
+    let (bytes, shown) = match (given, named.strip_prefix(INSTALLED_PREFIX)) {
+        (Some(path), _) => (read(path)?, path.display().to_string()),
+        (None, Some(id)) => {
+            let workspace = Workspace::open(workspace.to_path_buf()).map_err(|e| TraceFileError::Module(e.to_string()))?;
+            let (_, package) = operator::installed_package(&workspace, id)
+                .map_err(|e| TraceFileError::Module(format!("the trace names installed plugin `{id}`: {e}")))?;
+            (package.module, format!("installed plugin `{id}`"))
+        }
+        (None, None) => {
+            let as_named = PathBuf::from(named);
+            let beside = trace_path.parent().map(|dir| dir.join(named));
+            let path = match beside {
+                Some(beside) if !as_named.exists() && beside.exists() => beside,
+                _ => as_named,
+            };
+            (read(&path)?, path.display().to_string())
+        }
+    };
+    let found = trace::sha256(&bytes);
+    let is_recorded = found == trace.header.module_sha256;
+    if !is_recorded && given.is_none() {
+        return Err(TraceFileError::NotTheRecordedModule {
+            module: shown,
+            recorded: hex(&trace.header.module_sha256),
+            found: hex(&found),
+        });
+    }
+    Ok(ReplayModule { bytes, shown, is_recorded })
+}
+
+/// Loads `module` under the trace's policy and replays the trace on it.
+pub fn replay(trace: &Trace, trace_path: &Path, module: &ReplayModule) -> Result<ReplayReport, TraceFileError> {
+    let policy = trace.policy().map_err(|e| TraceFileError::Trace(trace_path.to_path_buf(), e))?;
+    let plugin = Plugin::load(&module.bytes, policy)
+        .map_err(|f| TraceFileError::Module(format!("{} does not load under the trace's policy: {f}", module.shown)))?;
+    trace::replay(trace, Arc::new(plugin)).map_err(|e| TraceFileError::Trace(trace_path.to_path_buf(), e))
+}
+
+/// One line saying what a replay found (the CLI's text output).
+pub fn summary(report: &ReplayReport) -> String {
+    match &report.divergence {
+        None => format!("replayed {} intents: identical (digest {})", report.intents, hex(&report.digest)),
+        Some(divergence) => format!("diverged at {divergence}"),
+    }
+}
+
+/// A replay's result as one JSON object (`tdm replay --json`).
+pub fn report_json(report: &ReplayReport, module: &ReplayModule) -> Value {
+    json!({
+        "intents": report.intents,
+        "identical": report.divergence.is_none(),
+        "digest": hex(&report.digest),
+        "module": module.shown,
+        "moduleIsRecorded": module.is_recorded,
+        "divergence": report.divergence.as_ref().map(|d| json!({
+            "intent": d.intent + 1,
+            "what": d.to_string(),
+        })),
+    })
+}
+
+fn input_line(input: &Input) -> String {
+    match input {
+        Input::Clock { clock, ns } => format!("clock_time_get(clock {clock}) = {ns}"),
+        Input::Resolution { clock, ns } => format!("clock_res_get(clock {clock}) = {ns}"),
+        Input::Random { bytes } => {
+            let shown: String = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
+            let more = if bytes.len() > 16 { "..." } else { "" };
+            format!("random_get({} bytes) = {shown}{more}", bytes.len())
+        }
+        Input::Sleep { ns, cut } => {
+            format!("sleep {ns} ns{}", if *cut { " (cut by the deadline)" } else { "" })
+        }
+        Input::Host { call, answer } => {
+            let result = match &answer.result {
+                Ok(output) => files::truncated(output, 200),
+                Err(failure) => format!("failed {}: {}", failure.reason, files::truncated(&failure.detail, 200)),
+            };
+            let spent = if answer.fuel > 0 { format!(" (spent {} fuel)", answer.fuel) } else { String::new() };
+            format!("host call {} -> {result}{spent}", files::truncated(call, 200))
+        }
+    }
+}
+
+/// The trace, readably (`tdm replay --show`): the header, then per intent its request, inputs,
+/// outcome and figures. Lines are plain text; the printer escapes them.
+pub fn show(trace: &Trace) -> Vec<String> {
+    let header = &trace.header;
+    let policy = &header.policy;
+    let mut lines = vec![
+        format!("trace format {} (contour {}, wasmi {})", header.format, header.contour, header.wasmi),
+        format!("module: {} (sha256 {})", header.module, hex(&header.module_sha256)),
+        format!(
+            "policy: memory {} B, fuel {} per intent, start fuel {}, deadline {} ms, response {} B",
+            policy.max_memory_bytes,
+            policy.fuel_per_intent,
+            policy.start_fuel,
+            policy.timeout_ms,
+            policy.max_response_bytes
+        ),
+        format!("grants: {}", if header.grants.is_empty() { "none".into() } else { header.grants.join(", ") }),
+        format!("intents: {}, digest {}", trace.intents.len(), hex(&trace::recorded_digest(trace))),
+    ];
+    for (index, intent) in trace.intents.iter().enumerate() {
+        let status = intent.reason.as_deref().unwrap_or("completed");
+        lines.push(format!(
+            "intent {}: {status}, fuel {} (launch {}), peak memory {} B{}",
+            index + 1,
+            intent.fuel,
+            intent.launch_fuel,
+            intent.peak_memory,
+            intent.cut.map_or_else(String::new, |c| format!(", cut by the deadline at fuel {}", c.fuel))
+        ));
+        lines.push(format!("  request:  {}", files::truncated(&String::from_utf8_lossy(&intent.request), 400)));
+        for input in &intent.inputs {
+            lines.push(format!("  input:    {}", input_line(input)));
+        }
+        lines.push(format!("  response: {}", files::truncated(&String::from_utf8_lossy(&intent.response), 400)));
+    }
+    lines
+}
