@@ -13,6 +13,8 @@ pub enum Errno {
     Success = 0,
     /// Bad file descriptor.
     Badf = 8,
+    /// File exists.
+    Exist = 20,
     /// Bad address (out-of-bounds pointer).
     Fault = 21,
     /// Invalid argument.

@@ -22,8 +22,39 @@ const FILETYPE_UNKNOWN: u8 = 0;
 
 /// Rights reported for read-only files: read, seek, tell, advise, filestat_get, poll.
 pub(super) const RIGHTS_FILE: u64 = (1 << 1) | (1 << 2) | (1 << 5) | (1 << 7) | (1 << 21) | (1 << 27);
-/// Rights reported for read-only directories: path_open, readdir, path_filestat_get, ...
-pub(super) const RIGHTS_DIR: u64 = (1 << 13) | (1 << 14) | (1 << 18) | (1 << 21) | (1 << 27);
+/// Rights reported for directories: the set wasmtime reports for every directory (path_open,
+/// readdir, the path_* calls, filestat), which programs built against it expect. Rights are
+/// advisory in Preview1; read-only is enforced by refusing each mutation, not by these bits.
+pub(super) const RIGHTS_DIR: u64 = (1 << 9)
+    | (1 << 10)
+    | (1 << 11)
+    | (1 << 12)
+    | (1 << 13)
+    | (1 << 14)
+    | (1 << 15)
+    | (1 << 16)
+    | (1 << 17)
+    | (1 << 18)
+    | (1 << 20)
+    | (1 << 21)
+    | (1 << 23)
+    | (1 << 24)
+    | (1 << 25)
+    | (1 << 26);
+/// Rights a directory reports as inheritable: its own plus the fd_* rights of what is opened
+/// below it (wasmtime's set).
+const RIGHTS_DIR_INHERITING: u64 = RIGHTS_DIR
+    | (1 << 0)
+    | (1 << 1)
+    | (1 << 2)
+    | (1 << 3)
+    | (1 << 4)
+    | (1 << 5)
+    | (1 << 6)
+    | (1 << 7)
+    | (1 << 8)
+    | (1 << 22)
+    | (1 << 27);
 
 /// What `fd_filestat_get` reports for stdin, stdout and stderr.
 const STDIO_STAT: NodeStat = NodeStat {
@@ -186,7 +217,7 @@ fn fdstat(guest: &mut Guest<'_>, state: &HostState, fd: u32, out: u32) -> Result
         Fd::Stdin => (FILETYPE_CHAR, 1 << 1, 0),
         Fd::Stdout | Fd::Stderr => (FILETYPE_CHAR, 1 << 6, 0),
         Fd::File { .. } => (FILETYPE_FILE, RIGHTS_FILE, 0),
-        Fd::Preopen { .. } | Fd::Dir { .. } => (FILETYPE_DIR, RIGHTS_DIR, RIGHTS_DIR | RIGHTS_FILE),
+        Fd::Preopen { .. } | Fd::Dir { .. } => (FILETYPE_DIR, RIGHTS_DIR, RIGHTS_DIR_INHERITING),
     };
     let mut buf = [0u8; 24];
     buf[0] = kind;
