@@ -17,6 +17,7 @@ use crate::module_file::{read_module, read_module_within, ModuleFileError};
 use crate::operator::{self, LaunchError, OperatorError, Source};
 use crate::package::{Hub, Package, PackageError};
 use crate::package_copy::CopyError;
+use crate::stdio::{stdio_kinds, StdinReader};
 use crate::terminal::{self, errln, outln};
 use crate::workspace::{now_ms, LastCall, PluginState, Workspace, WorkspaceError};
 use crate::workspace::{workspace_dir, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
@@ -1061,7 +1062,14 @@ fn exec(args: &ExecArgs) -> Result<u8, UsageError> {
     let argv0 = args.module.file_name().map_or_else(|| "module".to_string(), |n| n.to_string_lossy().into_owned());
     let mut argv = vec![argv0];
     argv.extend(args.args.iter().cloned());
-    let wasi = WasiConfig { args: argv, environ: args.envs.clone(), fs, output: Some(Box::new(StdioSink)) };
+    let wasi = WasiConfig {
+        args: argv,
+        environ: args.envs.clone(),
+        fs,
+        output: Some(Box::new(StdioSink)),
+        stdin: Some(Box::new(StdinReader::stdin())),
+        stdio: stdio_kinds(),
+    };
     let env = environment(args.seed, plugin.policy());
     let report = run_command(&plugin, env, wasi);
     match report.exit {

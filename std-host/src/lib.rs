@@ -16,6 +16,7 @@ pub mod operator;
 pub mod package;
 pub mod package_copy;
 pub mod repl;
+pub mod stdio;
 pub mod terminal;
 pub mod workspace;
 

@@ -11,6 +11,9 @@ use crate::reason::Failure;
 pub enum Errno {
     /// No error.
     Success = 0,
+    /// Resource unavailable, try again (stdin had nothing and the run has no deadline to wait
+    /// for).
+    Again = 6,
     /// Bad file descriptor.
     Badf = 8,
     /// File exists.
