@@ -205,7 +205,7 @@ mod tests {
         let mut rest = [0u8; 64];
         assert_eq!(reader.read(&mut rest, Some(1_000_000_000)), Input::Bytes(6));
         assert_eq!(&rest[..6], b" world");
-        assert_eq!(reader.read(&mut rest, Some(0)), Input::End);
+        assert_eq!(reader.read(&mut rest, Some(1_000_000_000)), Input::End);
         assert!(reader.wait_ready(0));
     }
 
