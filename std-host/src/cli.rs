@@ -2,6 +2,7 @@
 //! lives here. The contract (stdout, exit codes) is documented in README.md and kept exactly:
 //! `run` prints one JSON outcome and exits 0 (completed), 1 (failed) or 2 (usage or I/O error).
 
+use crate::command::{command_policy, stats_line};
 use crate::dirfs::DirFs;
 use crate::environment::{HostEnvironment, SeededEnvironment};
 use crate::files::FileError;
@@ -297,6 +298,9 @@ struct ExecArgs {
     /// Use the virtual clock and a generator seeded with N.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// Print fuel used and time to stderr.
+    #[arg(long)]
+    stats: bool,
     /// Arguments passed to the module after argv[0].
     #[arg(last = true, value_name = "ARGS")]
     args: Vec<String>,
@@ -1047,7 +1051,7 @@ fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, UsageError> {
 }
 
 fn exec(args: &ExecArgs) -> Result<u8, UsageError> {
-    let policy = policy_from(&args.limits);
+    let policy = command_policy(args.limits.fuel, args.limits.timeout);
     let bytes = read_module_within(&args.module, policy.max_module_bytes)?;
     let plugin = match Plugin::load_as(&bytes, policy, Profile::Command) {
         Ok(plugin) => plugin,
@@ -1071,7 +1075,11 @@ fn exec(args: &ExecArgs) -> Result<u8, UsageError> {
         stdio: stdio_kinds(),
     };
     let env = environment(args.seed, plugin.policy());
+    let started = Instant::now();
     let report = run_command(&plugin, env, wasi);
+    if args.stats {
+        errln!("{}", stats_line(&report, plugin.policy().fuel_per_intent, started.elapsed()));
+    }
     match report.exit {
         CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
         CommandExit::Failed(failure) => {

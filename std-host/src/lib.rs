@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod command;
 pub mod dirfs;
 pub mod environment;
 pub mod files;

@@ -1,6 +1,7 @@
 //! `tdm exec` behaves like `wasmtime run` for a WASI command, through the built binary: stdin
 //! reaches the command (and a wait on it stops at the deadline), stdio reports what it is
-//! (pipe, file, device), and a closed stdout pipe stops a writer with `EPIPE`.
+//! (pipe, file, device), a closed stdout pipe stops a writer with `EPIPE`, `--stats` prints
+//! the run's figures, and the default budget lets a command run to its deadline.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -144,4 +145,33 @@ fn a_closed_stdout_pipe_stops_a_writer_with_epipe() {
     assert_eq!(first, "y\n");
     let status = wait(&mut child);
     assert_eq!(status.code(), Some(EPIPE), "the guest saw EPIPE and exited with it");
+}
+
+#[test]
+fn exec_stats_prints_fuel_and_time() {
+    let out = with_stdin(&["exec", &fixture("exec/cat.wat"), "--stats"], b"abc");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"abc", "the command's own output is unchanged");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stats = stderr.lines().find(|l| l.starts_with("tdm: fuel_used=")).unwrap_or_else(|| panic!("{stderr}"));
+    let field = |name: &str| -> u64 {
+        let value = stats.split(' ').find_map(|kv| kv.strip_prefix(name)).unwrap_or_else(|| panic!("{stats}"));
+        value.parse().unwrap()
+    };
+    assert!(field("fuel_used=") > 0);
+    assert!(field("fuel_budget=") >= field("fuel_used="));
+    field("elapsed_us=");
+}
+
+#[test]
+fn the_default_budget_lets_a_command_run_to_its_deadline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spin = tmp.path().join("spin.wat");
+    std::fs::write(&spin, r#"(module (memory (export "memory") 1) (func (export "_start") (loop (br 0))))"#).unwrap();
+    let out = tdm().args(["exec", &spin.display().to_string(), "--timeout", "0.5", "--stats"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(127), "{stderr}");
+    assert!(stderr.contains("deadline_exceeded"), "the deadline, not the fuel, ends it: {stderr}");
+    // The budget is the documented 2e10 fuel per second of deadline (README, docs/ABI.md).
+    assert!(stderr.contains("fuel_budget=10000000000 "), "{stderr}");
 }
