@@ -2,7 +2,7 @@
 //! lives here. The contract (stdout, exit codes) is documented in README.md and kept exactly:
 //! `run` prints one JSON outcome and exits 0 (completed), 1 (failed) or 2 (usage or I/O error).
 
-use crate::command::{command_policy, stats_line};
+use crate::command::{command_policy, inspect_module, stats_line, ModuleKind};
 use crate::dirfs::DirFs;
 use crate::environment::{HostEnvironment, SeededEnvironment};
 use crate::files::FileError;
@@ -947,8 +947,8 @@ fn failure_json(failure: &Failure) -> Value {
 fn inspect(args: &InspectArgs) -> Result<u8, UsageError> {
     let bytes = read_module(&args.plugin)?;
     let policy = Policy::default();
-    let inspection = match Plugin::inspect(&bytes, &policy, Profile::Marketplace) {
-        Ok(inspection) => inspection,
+    let (inspection, kind) = match inspect_module(&bytes, &policy) {
+        Ok(judged) => judged,
         Err(failure) => {
             if args.json {
                 terminal::out_json(&json!({"verdict": "rejected", "failures": [failure_json(&failure)]}).to_string());
@@ -960,15 +960,19 @@ fn inspect(args: &InspectArgs) -> Result<u8, UsageError> {
         }
     };
     if args.json {
-        terminal::out_json(&inspection_json(&inspection).to_string());
+        let mut value = inspection_json(&inspection);
+        value["kind"] = kind.as_str().into();
+        terminal::out_json(&value.to_string());
     } else {
-        print_inspection(&args.plugin, &inspection, &policy);
+        print_inspection(&args.plugin, &inspection, &policy, kind);
     }
     Ok(if inspection.failures.is_empty() { EXIT_COMPLETED } else { EXIT_FAILED })
 }
 
-fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy) {
+fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy, kind: ModuleKind) {
     outln!("module: {}", path.display());
+    let hint = if kind == ModuleKind::Command { " (a WASI command: run it with tdm exec)" } else { "" };
+    outln!("kind: {}{hint}", kind.as_str());
     outln!("exports:");
     for export in &inspection.exports {
         outln!("  {:<28} {}", export.name, export.ty);

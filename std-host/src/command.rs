@@ -1,7 +1,9 @@
 //! What `tdm exec` adds to the sandbox for WASI command modules: the default fuel budget of a
-//! command (sized so real programs run to the deadline) and the `--stats` line.
+//! command (sized so real programs run to the deadline), the `--stats` line, and how
+//! `tdm inspect` tells a command from a plugin.
 
-use contour_core::{CommandReport, Policy};
+use contour_core::check::Inspection;
+use contour_core::{CommandReport, Failure, Plugin, Policy, Profile};
 use std::time::Duration;
 
 /// The fuel a command gets per second of its deadline when `--fuel` is not given. Measured with
@@ -31,6 +33,45 @@ pub fn command_policy(fuel: Option<u64>, timeout: Option<Duration>) -> Policy {
 /// time.
 pub fn stats_line(report: &CommandReport, budget: u64, elapsed: Duration) -> String {
     format!("tdm: fuel_used={} fuel_budget={budget} elapsed_us={}", report.fuel_used, elapsed.as_micros())
+}
+
+/// What a module is, judged from its exports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModuleKind {
+    /// A TDM plugin (`tdm run`): anything that is not a command.
+    Plugin,
+    /// A WASI command (`tdm exec`): it exports `_start` and not `tdm_plugin_execute_intent`.
+    Command,
+}
+
+impl ModuleKind {
+    /// Judges a module by its exports.
+    pub fn of(inspection: &Inspection) -> Self {
+        let exports = |name: &str| inspection.exports.iter().any(|e| e.name == name);
+        if exports("_start") && !exports("tdm_plugin_execute_intent") {
+            Self::Command
+        } else {
+            Self::Plugin
+        }
+    }
+
+    /// The kind's name in `tdm inspect` output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plugin => "plugin",
+            Self::Command => "command",
+        }
+    }
+}
+
+/// Inspects a module as what it is: as a plugin (the marketplace profile), unless its exports
+/// make it a command, which is then checked as `tdm exec` loads it (the command profile).
+pub fn inspect_module(bytes: &[u8], policy: &Policy) -> Result<(Inspection, ModuleKind), Failure> {
+    let inspection = Plugin::inspect(bytes, policy, Profile::Marketplace)?;
+    match ModuleKind::of(&inspection) {
+        ModuleKind::Plugin => Ok((inspection, ModuleKind::Plugin)),
+        ModuleKind::Command => Ok((Plugin::inspect(bytes, policy, Profile::Command)?, ModuleKind::Command)),
+    }
 }
 
 #[cfg(test)]

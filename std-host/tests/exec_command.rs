@@ -1,10 +1,11 @@
 //! `tdm exec` behaves like `wasmtime run` for a WASI command, through the built binary: stdin
 //! reaches the command (and a wait on it stops at the deadline), stdio reports what it is
 //! (pipe, file, device), a closed stdout pipe stops a writer with `EPIPE`, `--stats` prints
-//! the run's figures, and the default budget lets a command run to its deadline.
+//! the run's figures, `tdm inspect` judges a command as a command, and the default budget lets
+//! a command run to its deadline.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -161,6 +162,23 @@ fn exec_stats_prints_fuel_and_time() {
     assert!(field("fuel_used=") > 0);
     assert!(field("fuel_budget=") >= field("fuel_used="));
     field("elapsed_us=");
+}
+
+#[test]
+fn inspect_judges_a_command_as_a_command() {
+    let out = tdm().args(["inspect", &fixture("exec/cat.wat"), "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(value["kind"], "command");
+    assert_eq!(value["verdict"], "accepted");
+    let human = tdm().args(["inspect", &fixture("exec/cat.wat")]).output().unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("kind: command") && text.contains("verdict: accepted"), "{text}");
+    // A plugin is still judged as a plugin.
+    let echo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/echo/echo.wat");
+    let plugin = tdm().args(["inspect", &echo.display().to_string(), "--json"]).output().unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&plugin.stdout).unwrap();
+    assert_eq!((value["kind"].as_str(), value["verdict"].as_str()), (Some("plugin"), Some("accepted")));
 }
 
 #[test]
