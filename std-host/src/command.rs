@@ -8,10 +8,11 @@ use std::time::Duration;
 
 /// The fuel a command gets per second of its deadline when `--fuel` is not given. Measured with
 /// the release `tdm` on ripgrep 15.2 and jaq 1.5.1 built for wasm32-wasip1 (`make real-wasi`
-/// prints the figures): jaq used up to 4.0e9 fuel per second of wall time, ripgrep 2.1e9. The
-/// budget is five times the fastest, so the deadline, not the fuel, ends a command that runs
-/// too long (docs/ABI.md, section 6; README).
-pub const COMMAND_FUEL_PER_SECOND: u64 = 20_000_000_000;
+/// prints the figures): jaq used up to 1.2e10 fuel per second of wall time, ripgrep 5.5e9, on
+/// a shared 2 vCPU machine. The budget is about eight times the fastest, so the deadline, not
+/// the fuel, ends a command that runs too long, on a faster machine too (docs/ABI.md, section
+/// 6; README).
+pub const COMMAND_FUEL_PER_SECOND: u64 = 100_000_000_000;
 
 /// The default fuel budget of a command whose deadline is `timeout_ms`.
 pub fn default_command_fuel(timeout_ms: u64) -> u64 {
@@ -80,8 +81,8 @@ mod tests {
 
     #[test]
     fn the_default_budget_scales_with_the_deadline_and_fuel_overrides_it() {
-        assert_eq!(default_command_fuel(5_000), 100_000_000_000);
-        assert_eq!(command_policy(None, Some(Duration::from_millis(500))).fuel_per_intent, 10_000_000_000);
+        assert_eq!(default_command_fuel(5_000), 500_000_000_000);
+        assert_eq!(command_policy(None, Some(Duration::from_millis(500))).fuel_per_intent, 50_000_000_000);
         assert_eq!(command_policy(Some(7), None).fuel_per_intent, 7);
         assert_eq!(command_policy(None, None).timeout_ms, Policy::default().timeout_ms);
     }

@@ -190,6 +190,6 @@ fn the_default_budget_lets_a_command_run_to_its_deadline() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(127), "{stderr}");
     assert!(stderr.contains("deadline_exceeded"), "the deadline, not the fuel, ends it: {stderr}");
-    // The budget is the documented 2e10 fuel per second of deadline (README, docs/ABI.md).
-    assert!(stderr.contains("fuel_budget=10000000000 "), "{stderr}");
+    // The budget is the documented 1e11 fuel per second of deadline (README, docs/ABI.md).
+    assert!(stderr.contains("fuel_budget=50000000000 "), "{stderr}");
 }
