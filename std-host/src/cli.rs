@@ -2,6 +2,7 @@
 //! lives here. The contract (stdout, exit codes) is documented in README.md and kept exactly:
 //! `run` prints one JSON outcome and exits 0 (completed), 1 (failed) or 2 (usage or I/O error).
 
+use crate::command::{command_policy, inspect_module, stats_line, ModuleKind};
 use crate::dirfs::DirFs;
 use crate::environment::{HostEnvironment, SeededEnvironment};
 use crate::files::FileError;
@@ -17,6 +18,7 @@ use crate::module_file::{read_module, read_module_within, ModuleFileError};
 use crate::operator::{self, LaunchError, OperatorError, Source};
 use crate::package::{Hub, Package, PackageError};
 use crate::package_copy::CopyError;
+use crate::stdio::{stdio_kinds, StdinReader};
 use crate::terminal::{self, errln, outln};
 use crate::workspace::{now_ms, LastCall, PluginState, Workspace, WorkspaceError};
 use crate::workspace::{workspace_dir, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
@@ -296,6 +298,9 @@ struct ExecArgs {
     /// Use the virtual clock and a generator seeded with N.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// Print fuel used and time to stderr.
+    #[arg(long)]
+    stats: bool,
     /// Arguments passed to the module after argv[0].
     #[arg(last = true, value_name = "ARGS")]
     args: Vec<String>,
@@ -942,8 +947,8 @@ fn failure_json(failure: &Failure) -> Value {
 fn inspect(args: &InspectArgs) -> Result<u8, UsageError> {
     let bytes = read_module(&args.plugin)?;
     let policy = Policy::default();
-    let inspection = match Plugin::inspect(&bytes, &policy, Profile::Marketplace) {
-        Ok(inspection) => inspection,
+    let (inspection, kind) = match inspect_module(&bytes, &policy) {
+        Ok(judged) => judged,
         Err(failure) => {
             if args.json {
                 terminal::out_json(&json!({"verdict": "rejected", "failures": [failure_json(&failure)]}).to_string());
@@ -955,15 +960,19 @@ fn inspect(args: &InspectArgs) -> Result<u8, UsageError> {
         }
     };
     if args.json {
-        terminal::out_json(&inspection_json(&inspection).to_string());
+        let mut value = inspection_json(&inspection);
+        value["kind"] = kind.as_str().into();
+        terminal::out_json(&value.to_string());
     } else {
-        print_inspection(&args.plugin, &inspection, &policy);
+        print_inspection(&args.plugin, &inspection, &policy, kind);
     }
     Ok(if inspection.failures.is_empty() { EXIT_COMPLETED } else { EXIT_FAILED })
 }
 
-fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy) {
+fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy, kind: ModuleKind) {
     outln!("module: {}", path.display());
+    let hint = if kind == ModuleKind::Command { " (a WASI command: run it with tdm exec)" } else { "" };
+    outln!("kind: {}{hint}", kind.as_str());
     outln!("exports:");
     for export in &inspection.exports {
         outln!("  {:<28} {}", export.name, export.ty);
@@ -1046,7 +1055,7 @@ fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, UsageError> {
 }
 
 fn exec(args: &ExecArgs) -> Result<u8, UsageError> {
-    let policy = policy_from(&args.limits);
+    let policy = command_policy(args.limits.fuel, args.limits.timeout);
     let bytes = read_module_within(&args.module, policy.max_module_bytes)?;
     let plugin = match Plugin::load_as(&bytes, policy, Profile::Command) {
         Ok(plugin) => plugin,
@@ -1061,9 +1070,20 @@ fn exec(args: &ExecArgs) -> Result<u8, UsageError> {
     let argv0 = args.module.file_name().map_or_else(|| "module".to_string(), |n| n.to_string_lossy().into_owned());
     let mut argv = vec![argv0];
     argv.extend(args.args.iter().cloned());
-    let wasi = WasiConfig { args: argv, environ: args.envs.clone(), fs, output: Some(Box::new(StdioSink)) };
+    let wasi = WasiConfig {
+        args: argv,
+        environ: args.envs.clone(),
+        fs,
+        output: Some(Box::new(StdioSink)),
+        stdin: Some(Box::new(StdinReader::stdin())),
+        stdio: stdio_kinds(),
+    };
     let env = environment(args.seed, plugin.policy());
+    let started = Instant::now();
     let report = run_command(&plugin, env, wasi);
+    if args.stats {
+        errln!("{}", stats_line(&report, plugin.policy().fuel_per_intent, started.elapsed()));
+    }
     match report.exit {
         CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
         CommandExit::Failed(failure) => {

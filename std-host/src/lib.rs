@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod command;
 pub mod dirfs;
 pub mod environment;
 pub mod files;
@@ -16,6 +17,7 @@ pub mod operator;
 pub mod package;
 pub mod package_copy;
 pub mod repl;
+pub mod stdio;
 pub mod terminal;
 pub mod traces;
 pub mod workspace;

@@ -205,6 +205,7 @@ fn exec_serves_a_read_only_directory_that_cannot_be_escaped() {
     }
     assert_eq!(exec_files(&root, &["cat", "missing"]).status.code(), Some(ENOENT));
     assert_eq!(exec_files(&root, &["cat", "sub"]).status.code(), Some(EISDIR));
+    assert_eq!(exec_files(&root, &["create", "sub"]).status.code(), Some(EISDIR), "a directory opened to write");
     assert_eq!(exec_files(&root, &["create", "new.txt"]).status.code(), Some(EPERM));
     assert_eq!(exec_files(&root, &["create", "a.txt"]).status.code(), Some(EPERM));
     assert_eq!(exec_files(&root, &["unlink", "a.txt"]).status.code(), Some(EPERM));

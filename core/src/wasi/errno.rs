@@ -11,8 +11,13 @@ use crate::reason::Failure;
 pub enum Errno {
     /// No error.
     Success = 0,
+    /// Resource unavailable, try again (stdin had nothing and the run has no deadline to wait
+    /// for).
+    Again = 6,
     /// Bad file descriptor.
     Badf = 8,
+    /// File exists.
+    Exist = 20,
     /// Bad address (out-of-bounds pointer).
     Fault = 21,
     /// Invalid argument.

@@ -1,11 +1,11 @@
 //! The fd_* functions (and sockets, which are fds the sandbox never has): stdio, preopened
-//! directories and read-only files. Writes reach only stdout and stderr; bytes moved are
-//! charged at the bulk-memory rate and every call into the embedder's filesystem costs
-//! `FS_CALL_FUEL`.
+//! directories and read-only files. Writes reach only stdout and stderr; stdin reads from the
+//! embedder's `InputSource`, never waiting past the run's deadline; bytes moved are charged at
+//! the bulk-memory rate and every call into the embedder's filesystem costs `FS_CALL_FUEL`.
 
 use super::errno::{Errno, WasiError};
 use super::state::Fd;
-use super::stdio::Written;
+use super::stdio::{Input, StdioKind, Written};
 use super::{call, C};
 use crate::fs::{self, NodeKind, NodeStat};
 use crate::guest::Guest;
@@ -14,28 +14,73 @@ use crate::state::HostState;
 use alloc::vec::Vec;
 use wasmi::Linker;
 
-pub(super) const FILETYPE_CHAR: u8 = 2;
+const FILETYPE_UNKNOWN: u8 = 0;
+const FILETYPE_CHAR: u8 = 2;
 const FILETYPE_DIR: u8 = 3;
 const FILETYPE_FILE: u8 = 4;
 const FILETYPE_SYMLINK: u8 = 7;
-const FILETYPE_UNKNOWN: u8 = 0;
+
+const RIGHT_FD_READ: u64 = 1 << 1;
+const RIGHT_FD_SEEK: u64 = 1 << 2;
+const RIGHT_FD_TELL: u64 = 1 << 5;
+const RIGHT_FD_WRITE: u64 = 1 << 6;
 
 /// Rights reported for read-only files: read, seek, tell, advise, filestat_get, poll.
-pub(super) const RIGHTS_FILE: u64 = (1 << 1) | (1 << 2) | (1 << 5) | (1 << 7) | (1 << 21) | (1 << 27);
-/// Rights reported for read-only directories: path_open, readdir, path_filestat_get, ...
-pub(super) const RIGHTS_DIR: u64 = (1 << 13) | (1 << 14) | (1 << 18) | (1 << 21) | (1 << 27);
+pub(super) const RIGHTS_FILE: u64 = RIGHT_FD_READ | RIGHT_FD_SEEK | RIGHT_FD_TELL | (1 << 7) | (1 << 21) | (1 << 27);
+/// Rights reported for directories: the set wasmtime reports for every directory (path_open,
+/// readdir, the path_* calls, filestat), which programs built against it expect. Rights are
+/// advisory in Preview1; read-only is enforced by refusing each mutation, not by these bits.
+pub(super) const RIGHTS_DIR: u64 = (1 << 9)
+    | (1 << 10)
+    | (1 << 11)
+    | (1 << 12)
+    | (1 << 13)
+    | (1 << 14)
+    | (1 << 15)
+    | (1 << 16)
+    | (1 << 17)
+    | (1 << 18)
+    | (1 << 20)
+    | (1 << 21)
+    | (1 << 23)
+    | (1 << 24)
+    | (1 << 25)
+    | (1 << 26);
+/// Rights a directory reports as inheritable: its own plus the fd_* rights of what is opened
+/// below it (wasmtime's set).
+const RIGHTS_DIR_INHERITING: u64 = RIGHTS_DIR
+    | (1 << 0)
+    | RIGHT_FD_READ
+    | RIGHT_FD_SEEK
+    | (1 << 3)
+    | (1 << 4)
+    | RIGHT_FD_TELL
+    | RIGHT_FD_WRITE
+    | (1 << 7)
+    | (1 << 8)
+    | (1 << 22)
+    | (1 << 27);
 
-/// What `fd_filestat_get` reports for stdin, stdout and stderr.
-const STDIO_STAT: NodeStat = NodeStat {
-    kind: NodeKind::CharacterDevice,
-    size: 0,
-    dev: 0,
-    ino: 0,
-    nlink: 1,
-    atime_ns: 0,
-    mtime_ns: 0,
-    ctime_ns: 0,
-};
+/// The filetype and rights `fd_fdstat_get` reports for a stdio fd of `kind` with `rights`
+/// (read for stdin, write for stdout and stderr).
+fn stdio_fdstat(kind: StdioKind, rights: u64) -> (u8, u64) {
+    match kind {
+        StdioKind::Terminal => (FILETYPE_CHAR, rights),
+        StdioKind::Pipe => (FILETYPE_UNKNOWN, rights),
+        StdioKind::File => (FILETYPE_FILE, rights),
+        StdioKind::Device => (FILETYPE_CHAR, rights | RIGHT_FD_SEEK | RIGHT_FD_TELL),
+    }
+}
+
+/// What `fd_filestat_get` reports for a stdio fd of `kind`.
+fn stdio_stat(kind: StdioKind) -> NodeStat {
+    let kind = match kind {
+        StdioKind::Terminal | StdioKind::Device => NodeKind::CharacterDevice,
+        StdioKind::Pipe => NodeKind::Other,
+        StdioKind::File => NodeKind::File,
+    };
+    NodeStat { kind, size: 0, dev: 0, ino: 0, nlink: 1, atime_ns: 0, mtime_ns: 0, ctime_ns: 0 }
+}
 
 /// The WASI filetype of a node kind.
 pub(super) fn filetype(kind: NodeKind) -> u8 {
@@ -117,7 +162,7 @@ fn read_into(
     at: Option<u64>,
 ) -> Result<u32, WasiError> {
     let (node, position) = match state.wasi.fd(fd)? {
-        Fd::Stdin => return if at.is_some() { Err(Errno::Spipe.into()) } else { Ok(0) },
+        Fd::Stdin => return if at.is_some() { Err(Errno::Spipe.into()) } else { read_stdin(guest, state, iovs, n) },
         Fd::File { node, position } => (*node, at.unwrap_or(*position)),
         Fd::Preopen { .. } | Fd::Dir { .. } => return Err(Errno::Isdir.into()),
         Fd::Stdout | Fd::Stderr => return Err(Errno::Badf.into()),
@@ -144,6 +189,30 @@ fn read_into(
         }
     }
     Ok(u32::try_from(total).unwrap_or(u32::MAX))
+}
+
+/// Reads stdin into the first non-empty iovec, waiting for input at most until the run's
+/// deadline: a read the deadline cuts short ends the run with `deadline_exceeded`.
+fn read_stdin(guest: &mut Guest<'_>, state: &mut HostState, iovs: u32, n: u32) -> Result<u32, WasiError> {
+    let target = guest.iovecs(iovs, n)?.find(|(_, len)| *len > 0);
+    state.charge_bytes(u64::from(n) * 8)?;
+    let Some((ptr, len)) = target else {
+        return Ok(0);
+    };
+    guest.range(ptr, len)?;
+    let remaining = state.deadline_remaining()?;
+    let buf = guest.bytes_mut(ptr, len)?;
+    match state.wasi.stdin.read(buf, remaining) {
+        Input::Bytes(read) => {
+            let read = read.min(len as usize);
+            state.charge(fuel_for_bytes(read as u64))?;
+            Ok(read as u32)
+        }
+        Input::End => Ok(0),
+        Input::Pending if remaining.is_some() => Err(state.deadline_failure().into()),
+        Input::Pending => Err(Errno::Again.into()),
+        Input::Failed => Err(Errno::Io.into()),
+    }
 }
 
 /// The entries of one `fd_readdir` call: the listing (read when it starts at cookie 0, with
@@ -182,11 +251,13 @@ fn readdir(state: &mut HostState, fd: u32, len: u32, cookie: u64) -> Result<Vec<
 }
 
 fn fdstat(guest: &mut Guest<'_>, state: &HostState, fd: u32, out: u32) -> Result<(), WasiError> {
-    let (kind, rights, inheriting) = match state.wasi.fd(fd)? {
-        Fd::Stdin => (FILETYPE_CHAR, 1 << 1, 0),
-        Fd::Stdout | Fd::Stderr => (FILETYPE_CHAR, 1 << 6, 0),
-        Fd::File { .. } => (FILETYPE_FILE, RIGHTS_FILE, 0),
-        Fd::Preopen { .. } | Fd::Dir { .. } => (FILETYPE_DIR, RIGHTS_DIR, RIGHTS_DIR | RIGHTS_FILE),
+    let stdio = state.wasi.stdio;
+    let ((kind, rights), inheriting) = match state.wasi.fd(fd)? {
+        Fd::Stdin => (stdio_fdstat(stdio[0], RIGHT_FD_READ), 0),
+        Fd::Stdout => (stdio_fdstat(stdio[1], RIGHT_FD_WRITE), 0),
+        Fd::Stderr => (stdio_fdstat(stdio[2], RIGHT_FD_WRITE), 0),
+        Fd::File { .. } => ((FILETYPE_FILE, RIGHTS_FILE), 0),
+        Fd::Preopen { .. } | Fd::Dir { .. } => ((FILETYPE_DIR, RIGHTS_DIR), RIGHTS_DIR_INHERITING),
     };
     let mut buf = [0u8; 24];
     buf[0] = kind;
@@ -330,7 +401,9 @@ pub(super) fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
     linker.func_wrap(m, "fd_filestat_get", |mut c: C<'_>, fd: u32, out: u32| {
         call(&mut c, |g, s| {
             let stat = match s.wasi.fd(fd)? {
-                Fd::Stdin | Fd::Stdout | Fd::Stderr => STDIO_STAT,
+                Fd::Stdin => stdio_stat(s.wasi.stdio[0]),
+                Fd::Stdout => stdio_stat(s.wasi.stdio[1]),
+                Fd::Stderr => stdio_stat(s.wasi.stdio[2]),
                 Fd::File { node, .. } | Fd::Dir { node } | Fd::Preopen { node, .. } => {
                     let node = *node;
                     stat_node(s, node)?

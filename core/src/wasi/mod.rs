@@ -6,8 +6,8 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | `state` | argv, environ, the fd table, the output sink |
-//! | `stdio` | `OutputSink` and the bounded `Capture` |
+//! | `state` | argv, environ, the fd table, the output sink, stdin, the stdio kinds |
+//! | `stdio` | `OutputSink` and the bounded `Capture`, `InputSource`, `StdioKind` |
 //! | `errno` | the errno values |
 //! | `proc` | args, environ, clocks, random, exit, yield |
 //! | `fd` | fd_* (read, write, seek, stat, readdir, ...) and sockets |
@@ -25,7 +25,7 @@ mod stdio;
 pub use crate::allowlist::WASI_MODULE as MODULE;
 pub use errno::Errno;
 pub use state::{WasiConfig, WasiState};
-pub use stdio::{Capture, OutputSink, Written};
+pub use stdio::{Capture, Input, InputSource, NoInput, OutputSink, StdioKind, Written};
 
 use crate::guest::Guest;
 use crate::meter;

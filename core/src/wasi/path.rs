@@ -40,6 +40,30 @@ fn read_only_dir(state: &HostState, dirfd: u32) -> Result<(), WasiError> {
     Err(if fd.dir_node().is_some() { Errno::Perm } else { Errno::Notdir }.into())
 }
 
+/// The errno of an open that would create, truncate or write under a read-only preopen, as a
+/// read-only file system answers it: `EISDIR` for a directory, `EEXIST` for `O_CREAT|O_EXCL` on
+/// something that exists, the lookup's own error (`ENOENT`, ...) when nothing is there to open
+/// and nothing may be created, `EPERM` otherwise.
+fn refuse_write_open(state: &mut HostState, dirfd: u32, path: &str, follow: bool, oflags: u32) -> WasiError {
+    const CREAT: u32 = 1;
+    const EXCL: u32 = 4;
+    let node = match open_path(state, dirfd, path, follow) {
+        Ok(node) => node,
+        Err(WasiError::Errno(Errno::Noent)) if oflags & CREAT != 0 => return Errno::Perm.into(),
+        Err(error) => return error,
+    };
+    let stat = super::fd::stat_node(state, node);
+    if let Ok(fs) = state.wasi.fs() {
+        fs.close(node);
+    }
+    match stat {
+        Err(error) => error,
+        Ok(_) if oflags & (CREAT | EXCL) == CREAT | EXCL => Errno::Exist.into(),
+        Ok(stat) if stat.kind == NodeKind::Directory => Errno::Isdir.into(),
+        Ok(_) => Errno::Perm.into(),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn open(
     guest: &mut Guest<'_>,
@@ -58,9 +82,7 @@ fn open(
     let wants_write = oflags & (1 | 4 | 8) != 0 || fdflags & (1 | 2 | 8 | 16) != 0 || rights & RIGHTS_WRITE != 0;
     let path = path_arg(guest, state, path, path_len)?;
     if wants_write {
-        // Creating, truncating or writing anything under a read-only preopen.
-        fs::normalize(&path)?;
-        return Err(Errno::Perm.into());
+        return Err(refuse_write_open(state, dirfd, &path, dirflags & 1 != 0, oflags));
     }
     let node = open_path(state, dirfd, &path, dirflags & 1 != 0)?;
     let kind = match super::fd::stat_node(state, node) {

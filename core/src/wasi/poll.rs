@@ -1,7 +1,10 @@
-//! `poll_oneoff`: fd subscriptions on stdio and files are ready at once; otherwise the host
-//! sleeps until the earliest clock subscription, through the environment (a virtual clock just
-//! advances) and never past the run's deadline: a sleep the deadline cuts short ends the run
-//! with `deadline_exceeded`. Subscriptions and events are charged at the bulk-memory rate.
+//! `poll_oneoff`: fd subscriptions on stdout, stderr and files are ready at once, a read
+//! subscription on stdin when its `InputSource` has bytes or is at its end. When nothing is
+//! ready the host waits for stdin (if subscribed) or sleeps until the earliest clock
+//! subscription, through the environment (a virtual clock just advances), and never past the
+//! run's deadline: a wait the deadline cuts short ends the run with `deadline_exceeded`. A wait
+//! on stdin is real time, so under a virtual clock it does not advance the clock.
+//! Subscriptions and events are charged at the bulk-memory rate.
 
 use super::errno::{Errno, WasiError};
 use super::state::Fd;
@@ -53,6 +56,8 @@ fn poll_oneoff(
     state.charge_bytes(u64::from(n) * u64::from(SUBSCRIPTION_BYTES + EVENT_BYTES))?;
     let mut ready: Vec<[u8; 32]> = Vec::new();
     let mut earliest: Option<(u64, Vec<u64>)> = None;
+    // Read subscriptions on stdin that were not ready at once, by userdata.
+    let mut stdin_waiting: Vec<u64> = Vec::new();
     let raw = guest.bytes(subs, subs_len)?;
     for sub in raw.chunks_exact(SUBSCRIPTION_BYTES as usize) {
         let userdata = u64_at(sub, 0);
@@ -73,17 +78,25 @@ fn poll_oneoff(
                 }
             }
             1 | 2 => {
-                let errno = match (state.wasi.fd(u32_at(sub, 16)), tag) {
+                let fd = state.wasi.fd(u32_at(sub, 16));
+                let on_stdin = tag == 1 && matches!(fd, Ok(Fd::Stdin));
+                let errno = match (fd, tag) {
                     (Err(e), _) => e,
                     (Ok(Fd::Stdin | Fd::File { .. }), 1) | (Ok(Fd::Stdout | Fd::Stderr), 2) => Errno::Success,
                     (Ok(_), _) => Errno::Badf,
                 };
+                if on_stdin && !state.wasi.stdin.wait_ready(0) {
+                    stdin_waiting.push(userdata);
+                    continue;
+                }
                 ready.push(event(userdata, errno, tag));
             }
             _ => return Err(Errno::Inval.into()),
         }
     }
-    if ready.is_empty() {
+    if ready.is_empty() && !stdin_waiting.is_empty() {
+        ready = wait_for_stdin(state, stdin_waiting, earliest)?;
+    } else if ready.is_empty() {
         if let Some((wait, who)) = earliest {
             let remaining = state.deadline_remaining(state.fuel_used())?;
             if state.input_sleep(wait, remaining) == Slept::CutAtDeadline {
@@ -97,6 +110,31 @@ fn poll_oneoff(
         guest.set(events + EVENT_BYTES * i as u32, event)?;
     }
     Ok(guest.set_u32(nevents, ready.len() as u32)?)
+}
+
+/// Waits for stdin to become readable, at most until the earliest clock subscription fires
+/// (`earliest`: its wait and userdatas) and never past the run's deadline; returns the events.
+fn wait_for_stdin(
+    state: &mut HostState,
+    readers: Vec<u64>,
+    earliest: Option<(u64, Vec<u64>)>,
+) -> Result<Vec<[u8; 32]>, WasiError> {
+    let remaining = state.deadline_remaining()?;
+    let clock_wait = earliest.as_ref().map(|(wait, _)| *wait);
+    let wait = match (clock_wait, remaining) {
+        (Some(clock), Some(left)) => clock.min(left),
+        (Some(only), None) | (None, Some(only)) => only,
+        (None, None) => u64::MAX,
+    };
+    if state.wasi.stdin.wait_ready(wait) {
+        return Ok(readers.into_iter().map(|userdata| event(userdata, Errno::Success, 1)).collect());
+    }
+    match earliest {
+        Some((clock, who)) if remaining.is_none_or(|left| clock <= left) => {
+            Ok(who.into_iter().map(|userdata| event(userdata, Errno::Success, 0)).collect())
+        }
+        _ => Err(state.deadline_failure().into()),
+    }
 }
 
 pub(super) fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {

@@ -1,8 +1,8 @@
 //! The WASI state of one instance: argv, environment, the fd table (stdio, preopens, open
-//! files and directories) and where output goes.
+//! files and directories), where output goes, what stdin reads and what stdio is reported as.
 
 use super::errno::Errno;
-use super::stdio::{Capture, OutputSink};
+use super::stdio::{Capture, InputSource, NoInput, OutputSink, StdioKind};
 use crate::fs::{DirEntry, NodeId, ReadOnlyFs};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -51,9 +51,14 @@ pub struct WasiState {
     pub(crate) listings: BTreeMap<u32, Vec<DirEntry>>,
     /// Where stdout and stderr go.
     pub(crate) output: Box<dyn OutputSink>,
+    /// What stdin reads.
+    pub(crate) stdin: Box<dyn InputSource>,
+    /// What fds 0, 1 and 2 are reported as.
+    pub(crate) stdio: [StdioKind; 3],
 }
 
-/// What a WASI instance starts with: argv, environment, files, and an output sink.
+/// What a WASI instance starts with: argv, environment, files, stdin, an output sink, and
+/// what its stdio fds are.
 pub struct WasiConfig {
     /// `argv` (empty for plugins; `argv[0]` is the module name for `tdm exec`).
     pub args: Vec<String>,
@@ -63,12 +68,25 @@ pub struct WasiConfig {
     pub fs: Option<Box<dyn ReadOnlyFs>>,
     /// Where stdout and stderr go; `None` means a bounded `Capture`.
     pub output: Option<Box<dyn OutputSink>>,
+    /// What stdin reads; `None` means an empty stdin (at its end at once), as plugins have.
+    pub stdin: Option<Box<dyn InputSource>>,
+    /// What fds 0, 1 and 2 are reported as.
+    pub stdio: [StdioKind; 3],
 }
 
 impl WasiConfig {
-    /// The plugin configuration: no args, no env, no files, captured output.
+    /// The plugin configuration: no args, no env, no files, an empty stdin, captured output,
+    /// stdio reported as terminals (so a libc line-buffers, and each intent's output is in
+    /// its own report).
     pub fn plugin() -> Self {
-        Self { args: Vec::new(), environ: Vec::new(), fs: None, output: None }
+        Self {
+            args: Vec::new(),
+            environ: Vec::new(),
+            fs: None,
+            output: None,
+            stdin: None,
+            stdio: [StdioKind::Terminal; 3],
+        }
     }
 }
 
@@ -96,6 +114,8 @@ impl WasiState {
             fs: config.fs,
             listings: BTreeMap::new(),
             output: config.output.unwrap_or_else(|| Box::new(Capture::new(capture_limit))),
+            stdin: config.stdin.unwrap_or_else(|| Box::new(NoInput)),
+            stdio: config.stdio,
         }
     }
 
