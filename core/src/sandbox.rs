@@ -426,6 +426,8 @@ pub struct CommandReport {
     pub exit: CommandExit,
     /// Fuel used (start function and `_start`).
     pub fuel_used: u64,
+    /// Linear memory in bytes when it ended (memory never shrinks, so its peak).
+    pub peak_memory_bytes: u64,
 }
 
 /// Runs a WASI command module's `_start` (loaded with `Profile::Command`) under the plugin's
@@ -448,7 +450,8 @@ pub fn run_command(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig)
         }
         Err(failure) => CommandExit::Failed(failure),
     };
-    CommandReport { exit, fuel_used: Meter::used(&store) }
+    let peak_memory_bytes = store.data().memory.map_or(0, |m| m.size(&store).saturating_mul(WASM_PAGE_BYTES));
+    CommandReport { exit, fuel_used: Meter::used(&store), peak_memory_bytes }
 }
 
 impl wasmi::errors::HostError for Failure {}

@@ -33,7 +33,12 @@ pub fn command_policy(fuel: Option<u64>, timeout: Option<Duration>) -> Policy {
 /// The `--stats` line of a command: fuel used (of the budget), guest memory at the end, wall
 /// time.
 pub fn stats_line(report: &CommandReport, budget: u64, elapsed: Duration) -> String {
-    format!("tdm: fuel_used={} fuel_budget={budget} elapsed_us={}", report.fuel_used, elapsed.as_micros())
+    format!(
+        "tdm: fuel_used={} fuel_budget={budget} peak_memory_bytes={} elapsed_us={}",
+        report.fuel_used,
+        report.peak_memory_bytes,
+        elapsed.as_micros()
+    )
 }
 
 /// What a module is, judged from its exports.

@@ -200,7 +200,7 @@ fn read_stdin(guest: &mut Guest<'_>, state: &mut HostState, iovs: u32, n: u32) -
         return Ok(0);
     };
     guest.range(ptr, len)?;
-    let remaining = state.deadline_remaining()?;
+    let remaining = state.deadline_remaining(state.fuel_used())?;
     let buf = guest.bytes_mut(ptr, len)?;
     match state.wasi.stdin.read(buf, remaining) {
         Input::Bytes(read) => {

@@ -119,7 +119,7 @@ fn wait_for_stdin(
     readers: Vec<u64>,
     earliest: Option<(u64, Vec<u64>)>,
 ) -> Result<Vec<[u8; 32]>, WasiError> {
-    let remaining = state.deadline_remaining()?;
+    let remaining = state.deadline_remaining(state.fuel_used())?;
     let clock_wait = earliest.as_ref().map(|(wait, _)| *wait);
     let wait = match (clock_wait, remaining) {
         (Some(clock), Some(left)) => clock.min(left),
