@@ -7,6 +7,11 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod declared;
+pub mod hints;
+pub mod limits;
+pub mod params;
+pub mod table;
 pub mod dirfs;
 pub mod environment;
 pub mod files;
