@@ -40,8 +40,8 @@ impl fmt::Display for AboveApproval {
         write!(
             f,
             "{} {} is above what the approval allows ({}); an installed plugin runs within its approved limits: \
-             give at most {} (or leave {} out)",
-            self.flag, self.asked, self.allowed, self.allowed, self.flag
+             give at most {}",
+            self.flag, self.asked, self.allowed, self.allowed
         )
     }
 }

@@ -100,7 +100,10 @@ fn dispatch(command: &Command, global: &GlobalArgs) -> u8 {
 /// The clap command, as `--help` and completions see it: each subcommand's `--version` says
 /// `tdm`, not `tdm-run`.
 pub fn command() -> clap::Command {
-    Cli::command().mut_subcommands(|sub| sub.display_name("tdm"))
+    fn named(command: clap::Command) -> clap::Command {
+        command.mut_subcommands(|sub| named(sub.display_name("tdm")))
+    }
+    named(Cli::command())
 }
 
 /// Entry point of the `tdm` binary.

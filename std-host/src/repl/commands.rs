@@ -5,6 +5,7 @@ use super::line::{parse_line, Command, Line, COMMANDS, MAX_ENTRY_BYTES};
 use super::{memory, Flow, Repl};
 use crate::declared::Declared;
 use crate::params;
+use crate::session::SessionError;
 use crate::table::Table;
 use crate::terminal::textln;
 use contour_core::Policy;
@@ -46,6 +47,10 @@ impl Repl {
                         "fuel per intent: {fuel} (plugin reloaded; the next intent starts a fresh instance)"
                     )?;
                     Ok(json!({"fuelPerIntent": fuel}))
+                }
+                Err(SessionError::AboveApproval(mut above)) => {
+                    above.flag = ":fuel";
+                    Err(format!("cannot set the fuel budget: {above}"))
                 }
                 Err(e) => Err(format!("cannot set the fuel budget: {e}")),
             },
