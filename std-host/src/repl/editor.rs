@@ -44,6 +44,12 @@ impl Validator for Completion {
 
 impl Helper for Completion {}
 
+/// The declared intent names Tab offers: as they are, so a name that would need escaping is
+/// not offered.
+fn completable(session: &Session) -> Vec<String> {
+    session.declared().names().into_iter().filter(|name| !name.contains(terminal::is_unsafe)).collect()
+}
+
 /// Runs the terminal REPL until `:quit`, Ctrl-D or a failing terminal.
 pub(super) fn interactive(session: Session, history: Option<PathBuf>) -> Result<u8, String> {
     // The label is a file stem or a plugin id, and rustyline writes the prompt as it is.
@@ -56,7 +62,6 @@ pub(super) fn interactive(session: Session, history: Option<PathBuf>) -> Result<
         .build();
     let mut editor: Editor<Completion, DefaultHistory> =
         Editor::with_config(config).map_err(|e| format!("cannot start the line editor: {e}"))?;
-    // Completion lists candidates as they are: a name that would need escaping is not offered.
     let intents = session.declared().names().into_iter().filter(|name| !name.contains(terminal::is_unsafe)).collect();
     editor.set_helper(Some(Completion { intents }));
     if let Some(path) = history.as_ref().filter(|p| p.exists()) {
@@ -85,7 +90,12 @@ pub(super) fn interactive(session: Session, history: Option<PathBuf>) -> Result<
                     let _ = editor.add_history_entry(line.as_str());
                 }
                 match repl.handle(&line, &mut out, &mut err) {
-                    Ok(Flow::Continue) => {}
+                    Ok(Flow::Continue) => {
+                        // `:reload` may have brought other intents.
+                        if let Some(helper) = editor.helper_mut() {
+                            helper.intents = completable(&repl.session);
+                        }
+                    }
                     Ok(Flow::Quit) => break Ok(0),
                     Err(e) => break Err(format!("writing the output failed: {e}")),
                 }

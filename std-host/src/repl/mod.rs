@@ -28,10 +28,11 @@ use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Runs the session; returns the process exit code (0 on :quit / EOF). On a terminal it uses
-/// the line editor (history in `history`); otherwise it reads stdin through [`run_lines`].
+/// Runs the session; returns the process exit code (0 on :quit / EOF). When stdin and stdout
+/// are both a terminal it uses the line editor (history in `history`); otherwise it reads
+/// stdin through [`run_lines`], so output to a file or a pipe is one JSON line per entry.
 pub fn run(session: Session, history: Option<PathBuf>) -> Result<u8, String> {
-    if !io::stdin().is_terminal() {
+    if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
         let stdin = io::stdin();
         return Ok(run_lines(session, stdin.lock(), &mut io::stdout().lock(), &mut io::stderr().lock()));
     }
