@@ -152,6 +152,12 @@ fn bad_flag_values_say_what_is_wanted() {
         assert!(err.contains(expected), "{flags:?}: {err}");
         assert!(!err.contains("fuel_per_intent") && !err.contains("-- -1"), "{flags:?}: {err}");
     }
+    // A file a flag names must be there, the vault's as the context's.
+    for flag in ["--vault", "--context"] {
+        let out = tdm(dir.path(), &["run", &echo(), "x", flag, "/nonexistent/file.json"], b"");
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", text(&out));
+        assert!(stderr(&out).contains(&format!("{flag} /nonexistent/file.json: no such file")), "{}", stderr(&out));
+    }
     // Sizes with units are taken.
     let out = tdm(dir.path(), &["run", &echo(), "x", "--max-memory", "64MiB", "--timeout", "500ms"], b"");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
