@@ -70,6 +70,7 @@ $(AS_SDK)/node_modules/.package-lock.json: $(AS_SDK)/package.json $(AS_SDK)/pack
 
 $(PLUGINS_DIR)/wordcount.wasm: examples/assemblyscript/wordcount/assembly/index.ts \
 		examples/assemblyscript/wordcount/asconfig.json examples/assemblyscript/wordcount/plugin.toml \
+		examples/assemblyscript/wordcount/tdm-intents.json $(AS_SDK)/transform/intents.mjs \
 		$(AS_SDK)/assembly/index.ts $(AS_SDK)/node_modules/.package-lock.json
 	@mkdir -p $(PLUGINS_DIR)
 	cd $(AS_SDK) && node_modules/.bin/asc ../../examples/assemblyscript/wordcount/assembly/index.ts \

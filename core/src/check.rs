@@ -85,6 +85,27 @@ pub struct MemoryReport {
     pub maximum_pages: Option<u64>,
 }
 
+/// The custom section in which a module may declare the intents it offers (docs/ABI.md section
+/// 1a): JSON `[{"name": ..., "description": ...}]`, written by the SDKs. Core only finds it;
+/// hosts read it, and nothing about loading depends on it.
+pub const INTENTS_SECTION: &str = "tdm.intents";
+
+/// The most bytes of a [`INTENTS_SECTION`] an inspection copies.
+pub const MAX_INTENTS_SECTION_BYTES: usize = 64 * 1024;
+
+/// What the module's [`INTENTS_SECTION`] holds, as found (unparsed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IntentsSection {
+    /// The module has no such section.
+    Absent,
+    /// The section's bytes.
+    Found(Vec<u8>),
+    /// The section has this many bytes, more than [`MAX_INTENTS_SECTION_BYTES`]; none copied.
+    TooLarge(usize),
+    /// The module has the section more than once; none is kept, since they could disagree.
+    Repeated,
+}
+
 /// Everything the load-time checks found, and the verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inspection {
@@ -96,6 +117,8 @@ pub struct Inspection {
     pub memory: Option<MemoryReport>,
     /// Every failure found, in the order load reports them (imports, exports, memory).
     pub failures: Vec<Failure>,
+    /// The module's declaration of its intents, if it has one.
+    pub intents_section: IntentsSection,
 }
 
 impl Inspection {
@@ -153,12 +176,25 @@ impl Inspection {
                 failures.push(failure);
             }
         }
-        Self { exports, imports, memory, failures }
+        Self { exports, imports, memory, failures, intents_section: intents_section(module) }
     }
 
     /// The first failure, which is what loading the module reports.
     pub fn verdict(&self) -> Result<(), &Failure> {
         self.failures.first().map_or(Ok(()), Err)
+    }
+}
+
+/// Finds the module's [`INTENTS_SECTION`], copying at most [`MAX_INTENTS_SECTION_BYTES`].
+fn intents_section(module: &Module) -> IntentsSection {
+    let mut found = module.custom_sections().filter(|section| section.name() == INTENTS_SECTION);
+    match (found.next(), found.next()) {
+        (None, _) => IntentsSection::Absent,
+        (Some(_), Some(_)) => IntentsSection::Repeated,
+        (Some(section), None) if section.data().len() > MAX_INTENTS_SECTION_BYTES => {
+            IntentsSection::TooLarge(section.data().len())
+        }
+        (Some(section), None) => IntentsSection::Found(section.data().to_vec()),
     }
 }
 
@@ -284,4 +320,33 @@ pub fn render_extern(ty: &ExternType) -> String {
 /// Bytes of `pages` wasm pages.
 pub fn pages_to_bytes(pages: u64) -> u64 {
     pages.saturating_mul(WASM_PAGE_BYTES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::Plugin;
+
+    fn section_of(wat: &str) -> IntentsSection {
+        let bytes = wat::parse_str(wat).expect("valid WAT");
+        Plugin::inspect(&bytes, &Policy::default(), Profile::Marketplace).expect("parses").intents_section
+    }
+
+    #[test]
+    fn finds_the_intents_section_once_and_bounded() {
+        assert_eq!(section_of("(module)"), IntentsSection::Absent);
+        assert_eq!(
+            section_of(r#"(module (@custom "tdm.intents" "[]") (@custom "other" "x"))"#),
+            IntentsSection::Found(b"[]".to_vec())
+        );
+        assert_eq!(
+            section_of(r#"(module (@custom "tdm.intents" "[]") (@custom "tdm.intents" "[]"))"#),
+            IntentsSection::Repeated
+        );
+        let big = "x".repeat(MAX_INTENTS_SECTION_BYTES + 1);
+        assert_eq!(
+            section_of(&format!(r#"(module (@custom "tdm.intents" "{big}"))"#)),
+            IntentsSection::TooLarge(MAX_INTENTS_SECTION_BYTES + 1)
+        );
+    }
 }

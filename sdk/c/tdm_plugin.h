@@ -66,6 +66,19 @@ typedef struct tdm_response {
  * (`null` when absent). */
 tdm_response tdm_handle(const char *method, size_t method_len, const char *params, size_t params_len);
 
+/* ---- Declaring the intents (docs/ABI.md section 1a) ----------------------------------------- */
+
+/* TDM_INTENTS("[{\"name\":\"get\",\"description\":\"Answers the count.\"}]") writes that JSON
+ * into the module's custom section `tdm.intents`, which `tdm inspect` and the `tdm repl`
+ * (`:intents`, Tab completion) show. Use it once per plugin, at file scope, with ONE string
+ * literal (no adjacent literals: the literal is handed to the assembler as written, whose
+ * `.ascii` reads the same escapes as C). It is emitted with file-scope assembly because clang
+ * 14 turns a section attribute into a data segment, not a custom section; wasm-ld keeps it,
+ * --strip-all included. A package's plugin.toml `[[intents]]` is what an operator approves;
+ * keep the two in step. */
+#define TDM_INTENTS(json_literal)                                                                   \
+    __asm__(".section .custom_section.tdm.intents,\"\",@\n.ascii " #json_literal "\n.text\n")
+
 /* ---- A minimal JSON writer ------------------------------------------------------------------- */
 
 #define TDM_JSON_MAX_DEPTH 32

@@ -1,25 +1,101 @@
-//! The std environments: `HostEnvironment` (real clocks, OS entropy) and `SeededEnvironment`
-//! (core's virtual clock and seeded generator); both give the deadline a real monotonic clock.
+//! The std environments and the one place a run's environment is chosen: `HostEnvironment`
+//! (real clocks, OS entropy) or `SeededEnvironment` (core's virtual clock and seeded
+//! generator), both with a real monotonic clock for the deadline, and both cancellable: once a
+//! [`Cancel`] flag they hold is set (the REPL's Ctrl-C), their deadline clock jumps past any
+//! deadline, so core stops the run at its next deadline check (between fuel slices and in every
+//! host function) with `deadline_exceeded`, which the front end reports as cancelled.
 
 use contour_core::env::{Clock, Environment, Slept, VirtualEnvironment};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How long a cancellable sleep waits between looks at its [`Cancel`] flag.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
+
+/// A flag that cancels the run in progress (shared with a signal handler).
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// A flag that is not set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The flag itself, for a signal handler to set.
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
+
+    /// Cancels the run in progress.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether it was set since the last [`Cancel::clear`].
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// Unsets it (before the next run); returns whether it was set.
+    pub fn clear(&self) -> bool {
+        self.0.swap(false, Ordering::SeqCst)
+    }
+}
+
+/// Which environment runs see: the real clock and OS entropy, or (with a seed) the virtual
+/// clock and a seeded generator; optionally cancellable. `tdm run`, `call`, `exec`, `repl` and
+/// nested `tool.invoke` sandboxes all get theirs from [`EnvironmentChoice::environment`].
+#[derive(Debug, Clone, Default)]
+pub struct EnvironmentChoice {
+    /// `Some(seed)`: virtual clock and seeded generator.
+    pub seed: Option<u64>,
+    /// Set to cancel the run in progress.
+    pub cancel: Option<Cancel>,
+}
+
+impl EnvironmentChoice {
+    /// A new environment for one sandbox; real sleeps are capped at `max_sleep` (the deadline).
+    pub fn environment(&self, max_sleep: Duration) -> Box<dyn Environment> {
+        match self.seed {
+            Some(seed) => Box::new(SeededEnvironment::new(seed).with_cancel(self.cancel.clone())),
+            None => Box::new(HostEnvironment::new(max_sleep).with_cancel(self.cancel.clone())),
+        }
+    }
+}
 
 /// Real clocks and OS entropy; sleeps are real but never longer than `max_sleep`.
 #[derive(Debug)]
 pub struct HostEnvironment {
     started: Instant,
     max_sleep: Duration,
+    cancel: Option<Cancel>,
 }
 
 impl HostEnvironment {
     /// A real environment whose sleeps are capped at `max_sleep` (the intent deadline).
     pub fn new(max_sleep: Duration) -> Self {
-        Self { started: Instant::now(), max_sleep }
+        Self { started: Instant::now(), max_sleep, cancel: None }
+    }
+
+    /// The same, cancelled when `cancel` is set.
+    pub fn with_cancel(mut self, cancel: Option<Cancel>) -> Self {
+        self.cancel = cancel;
+        self
     }
 }
 
 fn elapsed_ns(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The deadline clock: real time since `started`, or past every deadline once cancelled.
+fn deadline_clock(started: Instant, cancel: Option<&Cancel>) -> Option<u64> {
+    if cancel.is_some_and(Cancel::is_set) {
+        return Some(u64::MAX);
+    }
+    Some(elapsed_ns(started))
 }
 
 impl Environment for HostEnvironment {
@@ -48,7 +124,24 @@ impl Environment for HostEnvironment {
         // Never past the run's deadline, nor past the cap this environment was made with.
         let asked = Duration::from_nanos(ns);
         let until_deadline = deadline_ns.map_or(Duration::MAX, Duration::from_nanos);
-        std::thread::sleep(asked.min(self.max_sleep).min(until_deadline));
+        let total = asked.min(self.max_sleep).min(until_deadline);
+        match &self.cancel {
+            None => std::thread::sleep(total),
+            Some(cancel) => {
+                // In short steps, so a cancel ends the sleep at once.
+                let until = Instant::now() + total;
+                while !cancel.is_set() {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    std::thread::sleep(left.min(CANCEL_POLL));
+                }
+                if cancel.is_set() {
+                    return Slept::CutAtDeadline;
+                }
+            }
+        }
         if asked > until_deadline {
             Slept::CutAtDeadline
         } else {
@@ -57,7 +150,7 @@ impl Environment for HostEnvironment {
     }
 
     fn deadline_clock_ns(&mut self) -> Option<u64> {
-        Some(elapsed_ns(self.started))
+        deadline_clock(self.started, self.cancel.as_ref())
     }
 }
 
@@ -66,12 +159,19 @@ impl Environment for HostEnvironment {
 pub struct SeededEnvironment {
     virtual_env: VirtualEnvironment,
     started: Instant,
+    cancel: Option<Cancel>,
 }
 
 impl SeededEnvironment {
     /// A seeded environment.
     pub fn new(seed: u64) -> Self {
-        Self { virtual_env: VirtualEnvironment::new(seed), started: Instant::now() }
+        Self { virtual_env: VirtualEnvironment::new(seed), started: Instant::now(), cancel: None }
+    }
+
+    /// The same, cancelled when `cancel` is set.
+    pub fn with_cancel(mut self, cancel: Option<Cancel>) -> Self {
+        self.cancel = cancel;
+        self
     }
 }
 
@@ -97,6 +197,6 @@ impl Environment for SeededEnvironment {
     }
 
     fn deadline_clock_ns(&mut self) -> Option<u64> {
-        Some(elapsed_ns(self.started))
+        deadline_clock(self.started, self.cancel.as_ref())
     }
 }

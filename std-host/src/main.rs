@@ -1,4 +1,4 @@
-//! The `tdm` binary: parses flags and hands over to `tdm_sdk::cli`.
+//! The `tdm` binary: parses flags and hands over to the library (`tdm_sdk::cli`).
 #![forbid(unsafe_code)]
 
 fn main() -> std::process::ExitCode {

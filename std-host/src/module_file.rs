@@ -1,5 +1,6 @@
-//! Reading a module from disk: binary `.wasm` as is, `.wat` text compiled with the `wat` crate,
-//! both through [`crate::files`] (never blocking, size-checked before a byte is read).
+//! Reading a module from disk: binary `.wasm` as is, `.wat` text compiled (with `wast`, the
+//! parser behind the `wat` crate, so a syntax error keeps its position), both through
+//! [`crate::files`] (never blocking, size-checked before a byte is read).
 
 use crate::files::{self, FileError};
 use contour_core::policy::DEFAULT_MAX_MODULE_BYTES;
@@ -10,20 +11,62 @@ use std::path::{Path, PathBuf};
 /// is larger than the binary it compiles to, and the binary must still fit the module limit.
 pub const WAT_TEXT_FACTOR: u64 = 2;
 
+/// The most characters of a source line a [`WatError`] keeps.
+pub const MAX_SOURCE_LINE_CHARS: usize = 160;
+
+/// A `.wat` file that does not compile: where, what, and the line it is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatError {
+    /// The file.
+    pub path: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What is wrong (cut at [`files::MAX_QUOTED_BYTES`]).
+    pub message: String,
+    /// The source line (cut at [`MAX_SOURCE_LINE_CHARS`]); empty when the text is not UTF-8.
+    pub source_line: String,
+}
+
+impl WatError {
+    /// `FILE:LINE:COL: message`, on one line.
+    pub fn headline(&self) -> String {
+        format!("{}:{}:{}: {}", self.path.display(), self.line, self.column, self.message)
+    }
+
+    /// The source line with a caret under the column, as two lines (`  4 | ...`, `    |  ^`).
+    pub fn snippet(&self) -> Option<(String, String)> {
+        if self.source_line.is_empty() {
+            return None;
+        }
+        let number = self.line.to_string();
+        let caret_at = self.column.saturating_sub(1).min(self.source_line.chars().count());
+        let pad: String = self.source_line.chars().take(caret_at).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+        Some((format!("{number} | {}", self.source_line), format!("{} | {pad}^", " ".repeat(number.len()))))
+    }
+}
+
+impl fmt::Display for WatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.headline())
+    }
+}
+
 /// Why a module file could not be read or compiled from text.
 #[derive(Debug)]
 pub enum ModuleFileError {
     /// The file could not be read: missing, not a regular file, too large, or an I/O error.
     File(FileError),
-    /// The `.wat` text does not parse; the message names the file and is truncated.
-    Wat(PathBuf, String),
+    /// The `.wat` text does not compile.
+    Wat(WatError),
 }
 
 impl fmt::Display for ModuleFileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::File(e) => e.fmt(f),
-            Self::Wat(path, e) => write!(f, "{} is not valid WebAssembly text: {e}", path.display()),
+            Self::Wat(e) => write!(f, "{} is not valid WebAssembly text: {}", e.path.display(), e.headline()),
         }
     }
 }
@@ -46,10 +89,51 @@ pub fn file_limit(path: &Path, max_module_bytes: usize) -> u64 {
     }
 }
 
-/// Compiles WebAssembly text read from `path`. The error names the file (line and column) and
-/// is cut at [`files::MAX_QUOTED_BYTES`].
+/// Compiles WebAssembly text read from `path`; the error says where (line, column, the line).
+pub fn compile_wat(bytes: &[u8], path: &Path) -> Result<Vec<u8>, WatError> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        let valid = std::str::from_utf8(bytes).map_err(|e| e.valid_up_to()).err().unwrap_or(0);
+        let before = String::from_utf8_lossy(&bytes[..valid]).into_owned();
+        let (line, column, _) = position(&before, before.len());
+        return Err(WatError {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: "the text is not UTF-8".into(),
+            source_line: String::new(),
+        });
+    };
+    let compiled = wast::parser::ParseBuffer::new(text)
+        .and_then(|buffer| wast::parser::parse::<wast::Wat>(&buffer).and_then(|mut wat| wat.encode()));
+    compiled.map_err(|e| {
+        let (line, column, source_line) = position(text, e.span().offset());
+        WatError {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: files::quoted(&e.message()),
+            source_line: files::truncated(source_line, MAX_SOURCE_LINE_CHARS),
+        }
+    })
+}
+
+/// The 1-based line and column (in characters) of byte `offset` in `text`, and that line.
+fn position(text: &str, offset: usize) -> (usize, usize, &str) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let start = text[..offset].rfind('\n').map_or(0, |at| at + 1);
+    let end = text[offset..].find('\n').map_or(text.len(), |at| offset + at);
+    let line = text[..offset].matches('\n').count() + 1;
+    let column = text[start..offset].chars().count() + 1;
+    (line, column, text[start..end].trim_end_matches('\r'))
+}
+
+/// Compiles WebAssembly text read from `path`; the error is its one-line headline (for
+/// messages that quote it, e.g. a package's module).
 pub fn compile_text(bytes: &[u8], path: &Path) -> Result<Vec<u8>, String> {
-    wat::Parser::new().parse_bytes(Some(path), bytes).map(|cow| cow.into_owned()).map_err(|e| files::quoted_display(&e))
+    compile_wat(bytes, path).map_err(|e| e.headline())
 }
 
 /// Reads a module within the default module limit (see [`read_module_within`]).
@@ -64,8 +148,28 @@ pub fn read_module(path: &Path) -> Result<Vec<u8>, ModuleFileError> {
 pub fn read_module_within(path: &Path, max_module_bytes: usize) -> Result<Vec<u8>, ModuleFileError> {
     let bytes = files::read_limited(path, file_limit(path, max_module_bytes)).map_err(ModuleFileError::File)?;
     let is_text = is_wat_path(path) || bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'(');
-    if !is_text {
+    if !is_text || bytes.starts_with(b"\0asm") {
         return Ok(bytes);
     }
-    compile_text(&bytes, path).map_err(|e| ModuleFileError::Wat(path.to_path_buf(), e))
+    compile_wat(&bytes, path).map_err(ModuleFileError::Wat)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_syntax_error_says_where() {
+        let text = "(module\n  (memory 1)\n  (func oops)\n)";
+        let error = compile_wat(text.as_bytes(), Path::new("dir/bad.wat")).unwrap_err();
+        assert_eq!((error.line, error.column), (3, 9), "{error:?}");
+        assert_eq!(error.source_line, "  (func oops)");
+        assert!(error.headline().starts_with("dir/bad.wat:3:9: "), "{}", error.headline());
+        let (source, caret) = error.snippet().unwrap();
+        assert_eq!(source, "3 |   (func oops)");
+        assert_eq!(caret, "  |         ^");
+        assert!(compile_wat(b"(module)", Path::new("ok.wat")).is_ok());
+        let not_utf8 = compile_wat(b"(module\n\xff)", Path::new("x.wat")).unwrap_err();
+        assert_eq!((not_utf8.line, not_utf8.message.as_str()), (2, "the text is not UTF-8"));
+    }
 }

@@ -285,3 +285,18 @@ pub fn launch_refusal(plugin: &InstalledPlugin, files: Option<&PackageFiles>) ->
 pub fn effective_policy(package: &Package) -> Policy {
     package.policy()
 }
+
+/// Keeps the figures of `id`'s last call in the workspace (`tdm workspace status` shows them).
+pub fn record_last_call(
+    workspace: &Workspace,
+    id: &str,
+    last: crate::workspace::LastCall,
+) -> Result<(), OperatorError> {
+    workspace.update(|state| {
+        if let Some(plugin) = state.plugins.get_mut(id) {
+            plugin.last_call = Some(last);
+        }
+        Ok(())
+    })?;
+    Ok(())
+}

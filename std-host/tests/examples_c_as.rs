@@ -227,3 +227,35 @@ fn abi_memory_stays_constant_because_the_host_frees_each_request_and_response() 
         assert!(peaks[3..].iter().all(|&p| p == peaks[3]), "{name}: memory kept growing: {peaks:?}");
     }
 }
+
+/// The intents a module declares in its `tdm.intents` section, as `tdm inspect --json` reads them.
+fn declared(name: &str) -> Value {
+    let out = tdm(&["inspect", &module(name).display().to_string(), "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("inspect --json is JSON");
+    assert_eq!(report["intents"]["source"], "tdm.intents section", "{name}: {report}");
+    report["intents"]["declared"].clone()
+}
+
+#[test]
+fn the_c_and_assemblyscript_sdks_declare_the_intents_plugin_toml_lists() {
+    let counter = declared("counter");
+    assert_eq!(counter[0]["name"], "increment");
+    assert_eq!(counter[0]["description"], "Adds `by` (an integer, default 1) to the count and answers {\"count\": N}.");
+    assert_eq!(counter[1]["name"], "get");
+    let wordcount = declared("wordcount");
+    assert_eq!(
+        wordcount,
+        json!([{"name": "count", "description": "Counts the words and lines of `text` and answers {\"words\": N, \"lines\": M}."}])
+    );
+    // The same names as each package's plugin.toml, which is what an operator approves.
+    for (name, folder) in [("counter", "examples/c/counter"), ("wordcount", "examples/assemblyscript/wordcount")] {
+        let manifest =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(folder).join("plugin.toml"))
+                .unwrap();
+        let listed: Vec<&str> =
+            manifest.lines().filter_map(|l| l.strip_prefix("name = \"")).map(|l| l.trim_end_matches('"')).collect();
+        let declared: Vec<String> =
+            declared(name).as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap().to_string()).collect();
+        assert_eq!(listed[1..], declared[..], "{name}");
+    }
+}

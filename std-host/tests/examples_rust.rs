@@ -277,3 +277,26 @@ fn each_example_is_an_installable_package() {
         assert_eq!(package.module, std::fs::read(module(name)).unwrap(), "{name}: the package holds the built module");
     }
 }
+
+#[test]
+fn the_rust_sdk_declares_the_intents_plugin_toml_lists() {
+    for name in ["hello", "json-tools", "dist-reader", "panicky"] {
+        let out = tdm(&["inspect", &module(name).display().to_string(), "--json"]);
+        let report: Value = serde_json::from_slice(&out.stdout).expect("inspect --json is JSON");
+        assert_eq!(report["intents"]["source"], "tdm.intents section", "{name}: {report}");
+        let declared: Vec<&str> =
+            report["intents"]["declared"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap()).collect();
+        let manifest = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/rust").join(name).join("plugin.toml"),
+        )
+        .unwrap();
+        // The first `name = ` is the display name; the rest are the intents.
+        let listed: Vec<&str> =
+            manifest.lines().filter_map(|l| l.strip_prefix("name = \"")).map(|l| l.trim_end_matches('"')).collect();
+        let mut declared_sorted = declared.clone();
+        declared_sorted.sort_unstable();
+        let mut listed_sorted = listed[1..].to_vec();
+        listed_sorted.sort_unstable();
+        assert_eq!(declared_sorted, listed_sorted, "{name}");
+    }
+}

@@ -212,12 +212,17 @@ fn a_wat_error_names_the_file_and_is_truncated() {
     let outcome: Value = serde_json::from_slice(&run.stdout).unwrap();
     let message = outcome["message"].as_str().unwrap_or_default().to_string();
     assert_eq!(outcome["blockedReason"], "invalid_module", "{outcome}");
-    for message in [message, String::from_utf8_lossy(&tdm(tmp.path(), &["inspect", &shown_path]).stderr).into_owned()] {
+    // The outcome names FILE:LINE:COL; stderr also shows the source line, cut.
+    let inspect_stderr = String::from_utf8_lossy(&tdm(tmp.path(), &["inspect", &shown_path]).stderr).into_owned();
+    let run_stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    for message in [message, inspect_stderr.clone(), run_stderr.clone()] {
         // Only the start of a message that may be megabytes long is shown on failure.
         let head: String = message.chars().take(600).collect();
         assert!(message.len() < 4096, "{} bytes: {head}", message.len());
-        assert!(message.contains("broken.wat:1:") && !message.contains("<anon>"), "{head}");
-        assert!(message.contains("more bytes cut"), "{head}");
+        assert!(message.contains("broken.wat:1:10: ") && !message.contains("<anon>"), "{head}");
+    }
+    for stderr in [inspect_stderr, run_stderr] {
+        assert!(stderr.contains("  1 | (module (bogus a a a") && stderr.contains("more bytes cut"), "{stderr}");
     }
 }
 

@@ -137,11 +137,12 @@ fn the_repl_escapes_outcomes_the_plugins_output_and_errors() {
     assert_eq!(out.status.code(), Some(0));
     let (stdout, stderr) = safe(&out);
     let returned: Value = serde_json::from_str(SNEAKY_RESPONSE).expect("the response is JSON");
-    let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{stdout:?}");
-    for line in lines {
-        assert_eq!(serde_json::from_str::<Value>(line).expect("each stdout line is JSON"), returned);
-    }
+    let lines: Vec<Value> =
+        stdout.lines().map(|line| serde_json::from_str(line).expect("each stdout line is JSON")).collect();
+    assert_eq!(lines.len(), 3, "one line per entry: {stdout:?}");
+    assert_eq!((&lines[0], &lines[2]), (&returned, &returned));
+    assert_eq!(lines[1]["status"], "error");
+    assert_eq!(lines[1]["message"], format!("unknown command `:nope{UP_ERASE}` (:help lists the commands)"));
     assert!(stderr.contains(&format!("[plugin stdout] {OSC52_SHOWN}\n")), "{stderr}");
     assert!(stderr.contains(&format!("unknown command `:nope{UP_ERASE_SHOWN}`")), "{stderr}");
 }
@@ -180,7 +181,7 @@ fn error_messages_quoting_a_file_are_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let module = write(dir.path(), "bad.wat", &format!("(module {OSC52} {UP_ERASE}\u{202e})"));
     let out = tdm(dir.path(), &["inspect", &module], b"");
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1), "a module that does not compile is rejected, as in `run`");
     let (_, stderr) = safe(&out);
     assert!(stderr.starts_with("tdm: error: "), "{stderr}");
     assert!(stderr.contains("\\u{1b}"), "{stderr}");

@@ -365,8 +365,9 @@ fn the_repl_runs_an_approved_plugin_from_piped_stdin() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let lines: Vec<Value> =
-        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    assert_eq!(lines.len(), 2, "{}", text(&out));
-    assert!(lines.iter().all(|l| l["output"]["ok"] == true));
-    assert!(text(&out).contains("ping"), "intents from plugin.toml are listed");
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+    assert_eq!(lines.len(), 5, "one line per entry: {}", text(&out));
+    assert!([&lines[0], &lines[3]].iter().all(|l| l["output"]["ok"] == true));
+    assert_eq!(lines[1]["intents"][0]["name"], "ping", "intents from plugin.toml are listed");
+    assert_eq!(lines[1]["intents"][0]["description"], "answers ok");
 }

@@ -7,6 +7,10 @@
  * of one session in the same instance (and starts a fresh one, count 0, after a host failure). */
 #include "tdm_plugin.h"
 
+/* The intents, as plugin.toml lists them: `tdm inspect` and `tdm repl` show them for the bare
+ * module too. */
+TDM_INTENTS("[{\"name\":\"increment\",\"description\":\"Adds `by` (an integer, default 1) to the count and answers {\\\"count\\\": N}.\"},{\"name\":\"get\",\"description\":\"Answers the current count as {\\\"count\\\": N}.\"}]");
+
 static int64_t count;
 
 static tdm_response count_output(void) {

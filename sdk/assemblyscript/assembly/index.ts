@@ -15,6 +15,10 @@
 //   }
 //
 // Build with `--runtime minimal --use abort= --noAssert` (see examples/assemblyscript/*/asconfig.json).
+// To declare the plugin's intents where `tdm inspect` and `tdm repl` find them (the custom
+// section `tdm.intents`, docs/ABI.md section 1a), put `tdm-intents.json` ([{"name",
+// "description"}]) in the plugin's folder and add the SDK's transform to asconfig.json:
+// `"transform": ["<path to>/sdk/assemblyscript/transform/intents.mjs"]`.
 //
 // Memory: the host's request and the framed response are unmanaged blocks (`heap.alloc`, TLSF);
 // strings and other managed objects are collected by the `minimal` runtime's GC, which this SDK

@@ -20,6 +20,49 @@ pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024;
 /// The levels a plugin may log at.
 pub const LEVELS: [&str; 4] = ["debug", "info", "warn", "error"];
 
+/// The lowest level of the plugin's log lines tdm shows (`--log-level`, `-q` is `off`): lines
+/// below it are not written, but still counted, audited and answered `{"logged": true}`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// Every line (the default).
+    #[default]
+    Debug,
+    /// `info` and above.
+    Info,
+    /// `warn` and `error`.
+    Warn,
+    /// `error` only.
+    Error,
+    /// None.
+    Off,
+}
+
+impl LogLevel {
+    /// Every value, in order.
+    pub const ALL: [LogLevel; 5] = [Self::Debug, Self::Info, Self::Warn, Self::Error, Self::Off];
+
+    /// The flag value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Warn => "warn",
+            Self::Error => "error",
+            Self::Off => "off",
+        }
+    }
+
+    /// Parses a flag value.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|level| level.as_str() == name)
+    }
+
+    /// Whether a line at `level` (one of [`LEVELS`]) is shown.
+    fn shows(self, level: &str) -> bool {
+        Self::from_name(level).is_some_and(|line| line >= self && line != Self::Off)
+    }
+}
+
 /// Messages and message bytes logged so far.
 #[derive(Debug, Clone, Copy, Default)]
 struct LogUse {
@@ -35,6 +78,8 @@ pub struct Log {
     used: Arc<Mutex<LogUse>>,
     /// Where lines go instead of stderr (tests, embedders).
     sink: Option<Arc<Mutex<Vec<u8>>>>,
+    /// The lowest level written.
+    shown: LogLevel,
 }
 
 impl Default for Log {
@@ -46,7 +91,7 @@ impl Default for Log {
 impl Log {
     /// At most `max_count` messages and `max_bytes` bytes (of messages, as given).
     pub fn new(max_count: u32, max_bytes: u64) -> Self {
-        Self { max_count, max_bytes, used: Arc::default(), sink: None }
+        Self { max_count, max_bytes, used: Arc::default(), sink: None, shown: LogLevel::default() }
     }
 
     /// A log for a nested sandbox: the same limits, the same counters, the same sink.
@@ -56,7 +101,14 @@ impl Log {
             max_bytes: self.max_bytes,
             used: Arc::clone(&self.used),
             sink: self.sink.clone(),
+            shown: self.shown,
         }
+    }
+
+    /// Writes only lines at `shown` or above.
+    pub fn showing(mut self, shown: LogLevel) -> Self {
+        self.shown = shown;
+        self
     }
 
     /// Writes lines into `sink` instead of stderr.
@@ -94,6 +146,9 @@ impl Log {
         used.count += 1;
         used.bytes += size;
         drop(used);
+        if !self.shown.shows(level) {
+            return HostAnswer::ok(json!({ "logged": true }));
+        }
         let line = format!("[plugin {} {level}] {message}", identity.id);
         let written = match &self.sink {
             Some(sink) => match sink.lock() {
@@ -124,6 +179,20 @@ mod tests {
         assert!(log.log(&id, "warn", "third").result.is_err());
         let text = String::from_utf8(sink.lock().unwrap().clone()).unwrap();
         assert_eq!(text, "[plugin p info] a\\u{a}b\\u{1b}[2J\\u{202e}\n[plugin p warn] second\n");
+    }
+
+    #[test]
+    fn lines_below_the_shown_level_are_counted_not_written() {
+        let sink = Arc::new(Mutex::new(Vec::new()));
+        let mut log = Log::new(10, 100).with_sink(sink.clone()).showing(LogLevel::Warn);
+        let id = PluginIdentity { id: "p".into(), hash: "h".into() };
+        assert!(log.log(&id, "info", "quiet").result.is_ok());
+        assert!(log.log(&id, "error", "loud").result.is_ok());
+        assert_eq!(String::from_utf8(sink.lock().unwrap().clone()).unwrap(), "[plugin p error] loud\n");
+        assert_eq!(log.used(), (2, 9));
+        let mut off = Log::new(10, 100).with_sink(sink.clone()).showing(LogLevel::Off);
+        assert!(off.log(&id, "error", "never").result.is_ok());
+        assert!(!String::from_utf8(sink.lock().unwrap().clone()).unwrap().contains("never"));
     }
 
     #[test]

@@ -14,9 +14,9 @@
 //! message carries the nested `blockedReason` and message.
 
 use super::{audit, context, log, net, vault, PluginIdentity, StdIntents};
-use crate::environment::{HostEnvironment, SeededEnvironment};
+use crate::environment::EnvironmentChoice;
 use contour_core::outcome::Blocked;
-use contour_core::{BlockedReason, CallContext, Environment, HostAnswer, Permissions, Plugin, Policy, Sandbox, Spent};
+use contour_core::{BlockedReason, CallContext, HostAnswer, Permissions, Plugin, Policy, Sandbox, Spent};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -45,8 +45,8 @@ pub struct Tools {
     pub grants: HashMap<String, Permissions>,
     /// The audit file nested sandboxes append to.
     pub audit_path: Option<PathBuf>,
-    /// Seed for nested sandboxes' `SeededEnvironment`; `None`: a real `HostEnvironment`.
-    pub seed: Option<u64>,
+    /// The environment of nested sandboxes: the caller's choice (seed, Ctrl-C cancel).
+    pub environment: EnvironmentChoice,
 }
 
 impl Default for Tools {
@@ -65,7 +65,15 @@ impl Tools {
     /// from the root caller to this plugin (normally just its own id), `max_depth` bounds
     /// nesting.
     pub fn new(registry: HashMap<String, PathBuf>, chain: Vec<String>, max_depth: u32) -> Self {
-        Self { registry, depth: 0, max_depth, chain, grants: HashMap::new(), audit_path: None, seed: None }
+        Self {
+            registry,
+            depth: 0,
+            max_depth,
+            chain,
+            grants: HashMap::new(),
+            audit_path: None,
+            environment: EnvironmentChoice::default(),
+        }
     }
 
     /// Grants `grants` to tool `id` when it runs nested.
@@ -82,7 +90,13 @@ impl Tools {
 
     /// Nested sandboxes run in a `SeededEnvironment` with `seed` (virtual clock and entropy).
     pub fn with_seed(mut self, seed: Option<u64>) -> Self {
-        self.seed = seed;
+        self.environment.seed = seed;
+        self
+    }
+
+    /// Nested sandboxes get the caller's environment choice (its seed and its cancel flag).
+    pub fn with_environment(mut self, environment: EnvironmentChoice) -> Self {
+        self.environment = environment;
         self
     }
 
@@ -159,10 +173,7 @@ impl Tools {
             audit: audit::AuditLog::new(self.audit_path.clone()),
             grants: grants.clone(),
         };
-        let env: Box<dyn Environment> = match self.seed {
-            Some(seed) => Box::new(SeededEnvironment::new(seed)),
-            None => Box::new(HostEnvironment::new(Duration::from_millis(timeout_ms))),
-        };
+        let env = self.environment.environment(Duration::from_millis(timeout_ms));
         // One run: the launch and the intent share the budgets handed down above.
         let mut sandbox = Sandbox::new(Arc::new(plugin), env).with_host(Box::new(intents), grants);
         let report = sandbox.execute(intent, params);

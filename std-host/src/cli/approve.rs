@@ -1,0 +1,147 @@
+//! The operator's decisions on an installed plugin: `tdm approve ID` (shows what is approved:
+//! hash, permissions, limits, intents; asks on a terminal unless `--yes`), `tdm revoke ID`,
+//! `tdm uninstall ID`.
+
+use super::args::{GlobalArgs, JsonArg, WorkspaceArg};
+use super::report::CliError;
+use crate::exit::{EXIT_COMPLETED, EXIT_FAILED};
+use crate::limits::format_size;
+use crate::operator::{self, OperatorError};
+use crate::table::Table;
+use crate::terminal::{self, outln};
+use crate::workspace::{workspace_dir, Workspace};
+use clap::Args;
+use contour_core::Policy;
+use serde_json::json;
+use std::io::IsTerminal;
+
+/// `tdm approve`'s flags.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  tdm approve echo\n  tdm approve echo --yes --json   (for scripts)")]
+pub struct ApproveArgs {
+    /// The plugin id
+    pub(crate) id: String,
+    /// Approve without asking (for scripts)
+    #[arg(long)]
+    pub(crate) yes: bool,
+    #[command(flatten)]
+    pub(crate) ws: WorkspaceArg,
+    #[command(flatten)]
+    pub(crate) json: JsonArg,
+}
+
+/// `tdm revoke` / `tdm uninstall`'s flags.
+#[derive(Debug, Args)]
+pub struct IdArgs {
+    /// The plugin id
+    pub(crate) id: String,
+    #[command(flatten)]
+    pub(crate) ws: WorkspaceArg,
+    #[command(flatten)]
+    pub(crate) json: JsonArg,
+}
+
+fn open(ws: &WorkspaceArg) -> Result<Workspace, CliError> {
+    Ok(Workspace::open(workspace_dir(ws.workspace.as_deref()))?)
+}
+
+/// The limits an approval shows, on one line.
+pub fn limits_line(policy: &Policy) -> String {
+    format!(
+        "memory {}, fuel {} per intent, deadline {} ms, request {}, response {}",
+        format_size(policy.max_memory_bytes),
+        policy.fuel_per_intent,
+        policy.timeout_ms,
+        format_size(u64::from(policy.max_request_bytes)),
+        format_size(u64::from(policy.max_response_bytes))
+    )
+}
+
+/// Runs `tdm approve`; the exit code.
+pub fn approve(args: &ApproveArgs, _global: &GlobalArgs) -> u8 {
+    run_approve(args).unwrap_or_else(|e| e.print(args.json.json))
+}
+
+fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
+    let workspace = open(&args.ws)?;
+    let (_, package) = operator::installed_package(&workspace, &args.id)?;
+    let permissions: Vec<String> = package.requested.iter().map(ToString::to_string).collect();
+    let manifest = &package.manifest;
+    if !args.json.json || !args.yes {
+        outln!("plugin:      {} {} ({})", manifest.id, manifest.version, manifest.name);
+        outln!("module:      sha256 {}", manifest.sha256);
+        outln!("permissions: {}", if permissions.is_empty() { "none".to_string() } else { permissions.join(", ") });
+        outln!("limits:      {}", limits_line(&package.policy()));
+        if manifest.intents.is_empty() {
+            outln!("intents:     none declared (no intent can be called)");
+        } else {
+            outln!("intents:");
+            let mut table = Table::new(&["INTENT", "DESCRIPTION"]);
+            for intent in &manifest.intents {
+                table.row(vec![intent.name.clone(), intent.description.clone()]);
+            }
+            for line in table.lines() {
+                terminal::out_line(&format!("  {line}"));
+            }
+        }
+    }
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(CliError::usage("refusing to approve without a terminal to confirm on")
+                .hint(format!("pass --yes to approve from a script: tdm approve {} --yes", args.id)));
+        }
+        terminal::out_prompt("Approve this plugin to run with exactly these permissions and intents? [y/N] ");
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer).map_err(|e| CliError::io(format!("reading the answer failed: {e}")))?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            if args.json.json {
+                terminal::out_json(&json!({"status": "not approved", "id": args.id}).to_string());
+            } else {
+                outln!("not approved");
+            }
+            return Ok(EXIT_FAILED);
+        }
+    }
+    operator::approve(&workspace, &args.id, &package.sha256, permissions.clone())?;
+    if args.json.json {
+        let intents: Vec<&str> = manifest.intents.iter().map(|i| i.name.as_str()).collect();
+        let policy = package.policy();
+        terminal::out_json(
+            &json!({
+                "status": "approved", "id": args.id, "version": manifest.version, "sha256": package.sha256,
+                "permissions": permissions, "intents": intents,
+                "limits": {"maxMemoryBytes": policy.max_memory_bytes, "fuelPerIntent": policy.fuel_per_intent, "timeoutMs": policy.timeout_ms},
+            })
+            .to_string(),
+        );
+    } else {
+        outln!("approved {}", args.id);
+    }
+    Ok(EXIT_COMPLETED)
+}
+
+/// Runs a one-id operator command and reports it.
+fn operate(args: &IdArgs, action: fn(&Workspace, &str) -> Result<(), OperatorError>, status: &str, done: &str) -> u8 {
+    let result = open(&args.ws).and_then(|workspace| Ok(action(&workspace, &args.id)?));
+    match result {
+        Ok(()) if args.json.json => {
+            terminal::out_json(&json!({"status": status, "id": args.id}).to_string());
+            EXIT_COMPLETED
+        }
+        Ok(()) => {
+            outln!("{}", done.replace("{}", &args.id));
+            EXIT_COMPLETED
+        }
+        Err(e) => e.print(args.json.json),
+    }
+}
+
+/// Runs `tdm revoke`; the exit code.
+pub fn revoke(args: &IdArgs, _global: &GlobalArgs) -> u8 {
+    operate(args, operator::revoke, "revoked", "revoked {}: it will not run until approved again")
+}
+
+/// Runs `tdm uninstall`; the exit code.
+pub fn uninstall(args: &IdArgs, _global: &GlobalArgs) -> u8 {
+    operate(args, operator::uninstall, "uninstalled", "uninstalled {} (the audit log is kept)")
+}

@@ -1,0 +1,162 @@
+//! Flag groups shared by several subcommands, each defined once (so `--help`, completions and
+//! every subcommand agree): the workspace, the limit flags, the host's data files, the params.
+//! A subcommand flattens the groups it takes; adding a flag to a group adds it everywhere.
+
+use crate::intents::log::LogLevel;
+use crate::limits::{self, Limits};
+use crate::params::ParamsSource;
+use crate::session::HostFiles;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `--workspace DIR`.
+#[derive(Debug, Clone, Args)]
+pub struct WorkspaceArg {
+    /// The workspace folder [default: $TDM_WORKSPACE, else ~/.local/share/tdm].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
+}
+
+/// `--json`.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct JsonArg {
+    /// Print JSON (one document; errors as {"status":"error",...}).
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// The limit flags of every subcommand that runs guest code.
+#[derive(Debug, Clone, Args)]
+pub struct LimitArgs {
+    /// Fuel budget per intent (deterministic instruction count; `_` may group digits)
+    /// [default: 2_000_000_000, or the approved budget]
+    #[arg(long, value_name = "N", value_parser = limits::parse_fuel, allow_negative_numbers = true)]
+    pub(crate) fuel: Option<u64>,
+    /// Wall-clock deadline per intent: seconds (2, 0.5, 2s) or milliseconds (500ms)
+    /// [default: 5s, or the approved deadline]
+    #[arg(long, value_name = "SECS", value_parser = limits::parse_timeout, allow_negative_numbers = true)]
+    pub(crate) timeout: Option<Duration>,
+    /// Linear memory limit: bytes or a size with a unit (64MiB, 512KiB, 1GiB)
+    /// [default: 64MiB, or the approved limit]
+    #[arg(long, value_name = "SIZE", value_parser = limits::parse_memory, allow_negative_numbers = true)]
+    pub(crate) max_memory: Option<u64>,
+    /// Print fuel used, launch fuel, peak memory, time and host calls to stderr (JSON with --json)
+    #[arg(long)]
+    pub(crate) stats: bool,
+}
+
+impl LimitArgs {
+    /// The limits asked for.
+    pub fn limits(&self) -> Limits {
+        Limits { fuel: self.fuel, timeout: self.timeout, max_memory: self.max_memory }
+    }
+}
+
+/// `--seed N`.
+#[derive(Debug, Clone, Args)]
+pub struct SeedArg {
+    /// Use the virtual clock and a generator seeded with N instead of the real clock and OS entropy
+    #[arg(long, value_name = "N", value_parser = parse_seed, allow_negative_numbers = true)]
+    pub(crate) seed: Option<u64>,
+}
+
+/// `--params JSON|@FILE|-`.
+#[derive(Debug, Clone, Args)]
+pub struct ParamsArg {
+    /// The intent's params: JSON, @FILE (read from a file) or - (read from stdin), up to the
+    /// 1 MiB request limit
+    #[arg(long, value_name = "JSON|@FILE|-", default_value = "{}", allow_hyphen_values = true)]
+    pub(crate) params: String,
+}
+
+impl ParamsArg {
+    /// Where the params come from.
+    pub fn source(&self) -> ParamsSource {
+        ParamsSource::parse(&self.params)
+    }
+}
+
+/// Where the host intents of a module file find their data.
+#[derive(Debug, Clone, Args)]
+pub struct HostArgs {
+    /// The plugin's assets for dist.read [default: dist/ next to the module]
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dist: Option<PathBuf>,
+    /// The vault file (must exist) [default: the workspace's vault.json, if any]
+    #[arg(long, value_name = "FILE")]
+    pub(crate) vault: Option<PathBuf>,
+    /// The operator context file (must exist) [default: the workspace's context.json, if any]
+    #[arg(long, value_name = "FILE")]
+    pub(crate) context: Option<PathBuf>,
+    /// The audit log to append to [default: the workspace's audit.jsonl]
+    #[arg(long, value_name = "FILE")]
+    pub(crate) audit: Option<PathBuf>,
+    /// A plugin tool.invoke may run: ID=MODULE (repeatable; still needs --grant tool:ID)
+    #[arg(long = "tool", value_name = "ID=MODULE", value_parser = parse_tool)]
+    pub(crate) tools: Vec<(String, PathBuf)>,
+    #[command(flatten)]
+    pub(crate) ws: WorkspaceArg,
+}
+
+impl HostArgs {
+    /// The session's view of these flags.
+    pub fn files(&self) -> HostFiles {
+        HostFiles {
+            dist: self.dist.clone(),
+            vault: self.vault.clone(),
+            context: self.context.clone(),
+            audit: self.audit.clone(),
+            tools: self.tools.clone(),
+            workspace: self.ws.workspace.clone(),
+        }
+    }
+}
+
+/// Flags every subcommand takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Show less: no plugin output or plugin log lines on stderr (errors still show)
+    #[arg(short, long, global = true)]
+    pub(crate) quiet: bool,
+    /// The lowest level of plugin log lines shown on stderr: debug, info, warn, error or off
+    #[arg(long, value_name = "LEVEL", global = true, default_value = "debug", value_parser = parse_log_level)]
+    pub(crate) log_level: LogLevel,
+}
+
+impl GlobalArgs {
+    /// The log level in effect (`-q` is `off`).
+    pub fn shown_log_level(&self) -> LogLevel {
+        if self.quiet {
+            LogLevel::Off
+        } else {
+            self.log_level
+        }
+    }
+}
+
+fn parse_log_level(text: &str) -> Result<LogLevel, String> {
+    LogLevel::from_name(text).ok_or_else(|| format!("`{text}` is not a level: use debug, info, warn, error or off"))
+}
+
+fn parse_seed(text: &str) -> Result<u64, String> {
+    text.trim()
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("`{text}` is not a seed: give a whole number from 0 to {}", u64::MAX))
+}
+
+fn parse_tool(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((id, path)) if !id.is_empty() && !path.is_empty() => Ok((id.to_string(), PathBuf::from(path))),
+        _ => Err(format!("`{text}` is not ID=MODULE")),
+    }
+}
+
+/// Parses `--env K=V`.
+pub fn parse_env(text: &str) -> Result<String, String> {
+    match text.split_once('=') {
+        Some((key, _)) if !key.is_empty() && !key.contains('\0') => Ok(text.to_string()),
+        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    }
+}

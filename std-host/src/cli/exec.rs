@@ -1,0 +1,190 @@
+//! `tdm exec MODULE [-- ARGS]`: a WASI Preview1 command's `_start` in the sandbox. Its stdout
+//! and stderr are the command's own; the exit code is its `proc_exit` code, or 125 (rejected at
+//! load), 126 (trapped), 127 (a limit). tdm's own messages go to stderr (JSON lines with
+//! `--json`).
+
+use super::args::{parse_env, GlobalArgs, JsonArg, LimitArgs, SeedArg};
+use super::report::CliError;
+use crate::command::{command_policy, stats_line};
+use crate::dirfs::DirFs;
+use crate::exit::{EXIT_EXEC_LIMIT, EXIT_EXEC_REJECTED, EXIT_EXEC_TRAP, EXIT_FAILED};
+use crate::module_file::{read_module_within, ModuleFileError};
+use crate::session::{command_environment, CommandOutput};
+use crate::stdio::{stdio_kinds, StdinReader};
+use crate::terminal::{self, errln};
+use clap::Args;
+use contour_core::{run_command, BlockedReason, CommandExit, Failure, Plugin, Policy, Profile, WasiConfig};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+const EXAMPLES: &str = "\
+Examples:
+  tdm exec hello.wasm -- --name Ada
+  tdm exec tool.wasm --dir ./data --env LANG=C --fuel 100_000_000 --max-memory 32MiB --stats";
+
+/// `tdm exec`'s flags.
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct ExecArgs {
+    /// The WASI command module (.wasm or .wat)
+    pub(crate) module: PathBuf,
+    /// Set an environment variable for the module (KEY=VALUE)
+    #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
+    pub(crate) envs: Vec<String>,
+    /// Preopen a host directory read-only as the guest's `/` (HOST) or at GUEST (HOST::GUEST)
+    #[arg(long = "dir", value_name = "HOST_DIR")]
+    pub(crate) dirs: Vec<String>,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
+    #[command(flatten)]
+    pub(crate) seed: SeedArg,
+    #[command(flatten)]
+    pub(crate) json: JsonArg,
+    /// Arguments passed to the module after argv[0]
+    #[arg(last = true, value_name = "ARGS")]
+    pub(crate) args: Vec<String>,
+}
+
+/// Runs `tdm exec`; the exit code.
+pub fn main(args: &ExecArgs, _global: &GlobalArgs) -> u8 {
+    exec(args).unwrap_or_else(|e| {
+        if args.json.json {
+            // stdout is the command's: tdm's error object goes to stderr.
+            errln_json(&e.json());
+            e.kind.exit_code()
+        } else {
+            e.print(false)
+        }
+    })
+}
+
+/// One JSON line on stderr.
+fn errln_json(value: &Value) {
+    let _ = terminal::write_json(&mut std::io::stderr().lock(), &value.to_string(), terminal::Layout::Line);
+}
+
+/// Reports a module that stopped or was rejected: text, or a JSON line, on stderr.
+fn report(args: &ExecArgs, what: &str, failure: &Failure, hint: Option<String>) {
+    if args.json.json {
+        errln_json(&json!({
+            "status": what, "module": args.module.display().to_string(),
+            "blockedReason": failure.reason.as_str(), "message": failure.message(), "hint": hint,
+        }));
+    } else {
+        errln!("tdm: {} {what}: {} ({})", args.module.display(), failure.message(), failure.reason);
+        if let Some(hint) = hint {
+            errln!("tdm: hint: {hint}");
+        }
+    }
+}
+
+fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, CliError> {
+    let mut out: Vec<(PathBuf, String)> = Vec::new();
+    for spec in dirs {
+        let (host, guest) = match spec.split_once("::") {
+            Some((host, guest)) => (host, guest.to_string()),
+            None => (spec.as_str(), "/".to_string()),
+        };
+        if !Path::new(host).is_dir() {
+            return Err(CliError::usage(format!("--dir {host}: not a directory")));
+        }
+        if out.iter().any(|(_, g)| *g == guest) {
+            return Err(CliError::usage(format!(
+                "--dir {spec}: guest path {guest} is already preopened (use HOST::GUEST)"
+            )));
+        }
+        out.push((PathBuf::from(host), guest));
+    }
+    Ok(out)
+}
+
+/// Whether `bytes` is a plugin (the marketplace profile accepts it), not a command.
+fn is_plugin(bytes: &[u8]) -> bool {
+    Plugin::inspect(bytes, &Policy::default(), Profile::Marketplace).is_ok_and(|i| i.failures.is_empty())
+}
+
+fn exec(args: &ExecArgs) -> Result<u8, CliError> {
+    // A command's default fuel lets real programs run to the deadline (std-host/src/command.rs).
+    let limits = args.limits.limits();
+    let base = command_policy(limits.fuel, limits.timeout);
+    let policy = limits.apply(&base);
+    let bytes = match read_module_within(&args.module, policy.max_module_bytes) {
+        Ok(bytes) => bytes,
+        Err(ModuleFileError::Wat(e)) => {
+            let error = CliError::wat(&e);
+            let failure = Failure::new(BlockedReason::InvalidModule, e.headline());
+            if args.json.json {
+                report(args, "rejected", &failure, None);
+            } else {
+                errln!("tdm: error: {}", error.message);
+                for line in &error.detail {
+                    errln!("  {line}");
+                }
+            }
+            return Ok(EXIT_EXEC_REJECTED);
+        }
+        Err(ModuleFileError::File(e)) => return Err(e.into()),
+    };
+    let plugin = match Plugin::load_as(&bytes, policy, Profile::Command) {
+        Ok(plugin) => plugin,
+        Err(failure) => {
+            let hint = is_plugin(&bytes).then(|| {
+                format!(
+                    "{} is a plugin, not a WASI command (it exports tdm_plugin_execute_intent, not _start): \
+                     run one of its intents with `tdm run {} METHOD`",
+                    args.module.display(),
+                    args.module.display()
+                )
+            });
+            report(args, "rejected", &failure, hint);
+            return Ok(EXIT_EXEC_REJECTED);
+        }
+    };
+    let dirs = preopens(&args.dirs)?;
+    let fs: Option<Box<dyn contour_core::fs::ReadOnlyFs>> = if dirs.is_empty() {
+        None
+    } else {
+        Some(Box::new(DirFs::open(&dirs).map_err(|e| CliError::usage(e.to_string()))?))
+    };
+    let argv0 = args.module.file_name().map_or_else(|| "module".to_string(), |n| n.to_string_lossy().into_owned());
+    let mut argv = vec![argv0];
+    argv.extend(args.args.iter().cloned());
+    let wasi = WasiConfig {
+        args: argv,
+        environ: args.envs.clone(),
+        fs,
+        output: Some(Box::new(CommandOutput)),
+        stdin: Some(Box::new(StdinReader::stdin())),
+        stdio: stdio_kinds(),
+    };
+    let budget = plugin.policy().fuel_per_intent;
+    let env = command_environment(args.seed.seed, plugin.policy());
+    let started = Instant::now();
+    let report_of_run = run_command(&plugin, env, wasi);
+    if args.limits.stats {
+        let elapsed = started.elapsed();
+        if args.json.json {
+            let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+            let stats = json!({
+                "fuelUsed": report_of_run.fuel_used,
+                "fuelBudget": budget,
+                "peakMemoryBytes": report_of_run.peak_memory_bytes,
+                "elapsedUs": elapsed_us,
+            });
+            errln_json(&json!({ "stats": stats }));
+        } else {
+            errln!("{}", stats_line(&report_of_run, budget, elapsed));
+        }
+    }
+    match report_of_run.exit {
+        CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
+        CommandExit::Failed(failure) => {
+            report(args, "stopped", &failure, None);
+            Ok(match failure.reason {
+                BlockedReason::PluginTrap => EXIT_EXEC_TRAP,
+                _ => EXIT_EXEC_LIMIT,
+            })
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! `tdm hub list --hub DIR`: a hub folder's plugins, each with the intents its package
+//! declares (read from its `plugin.toml`, bounded; nothing runs).
+
+use super::args::{GlobalArgs, JsonArg};
+use super::report::CliError;
+use crate::exit::EXIT_COMPLETED;
+use crate::operator::OperatorError;
+use crate::package::{Hub, HubEntry, IntentInfo, PackageFiles};
+use crate::table::Table;
+use crate::terminal::{self, outln};
+use clap::{Args, Subcommand};
+use serde_json::{json, Value};
+use std::path::{Component, Path, PathBuf};
+
+/// `tdm hub`'s subcommands.
+#[derive(Debug, Args)]
+pub struct HubArgs {
+    #[command(subcommand)]
+    pub(crate) command: HubCommand,
+}
+
+/// `tdm hub ...`.
+#[derive(Debug, Subcommand)]
+pub enum HubCommand {
+    /// List the plugins a hub offers, with their intents.
+    #[command(after_help = "Examples:\n  tdm hub list --hub examples/hub\n  tdm hub list --hub examples/hub --json")]
+    List {
+        /// The hub folder (holding index.json)
+        #[arg(long, value_name = "DIR")]
+        hub: PathBuf,
+        /// `--json`.
+        #[command(flatten)]
+        json: JsonArg,
+    },
+}
+
+/// Runs `tdm hub`; the exit code.
+pub fn main(args: &HubArgs, _global: &GlobalArgs) -> u8 {
+    let HubCommand::List { hub, json } = &args.command;
+    list(hub, json.json).unwrap_or_else(|e| e.print(json.json))
+}
+
+/// What an entry's package says about itself (`None` when its manifest cannot be read).
+fn manifest_of(hub: &Hub, entry: &HubEntry) -> Option<(String, String, Vec<IntentInfo>)> {
+    let relative = Path::new(&entry.path);
+    if !relative.components().all(|c| matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    let files = PackageFiles::read(&hub.dir.join(relative)).ok()?;
+    let manifest = files.manifest;
+    Some((manifest.name, manifest.description, manifest.intents))
+}
+
+fn list(dir: &Path, json: bool) -> Result<u8, CliError> {
+    let hub = Hub::open(dir).map_err(|e| CliError::from(OperatorError::Package(e)))?;
+    let mut rows = Vec::new();
+    for entry in &hub.entries {
+        let manifest = manifest_of(&hub, entry);
+        let intents: Vec<Value> = manifest
+            .as_ref()
+            .map(|(_, _, intents)| {
+                intents.iter().map(|i| json!({"name": i.name, "description": i.description})).collect()
+            })
+            .unwrap_or_default();
+        rows.push(json!({
+            "id": entry.id, "version": entry.version, "sha256": entry.sha256, "price": entry.price.to_string(),
+            "path": entry.path,
+            "name": manifest.as_ref().map(|m| m.0.clone()),
+            "description": manifest.as_ref().map(|m| m.1.clone()),
+            "intents": intents,
+        }));
+    }
+    if json {
+        terminal::out_json(&json!({"hub": dir.display().to_string(), "plugins": rows}).to_string());
+        return Ok(EXIT_COMPLETED);
+    }
+    if rows.is_empty() {
+        outln!("(the hub lists no plugins)");
+        return Ok(EXIT_COMPLETED);
+    }
+    let mut table = Table::new(&["ID", "VERSION", "PRICE", "SHA256", "INTENTS"]);
+    for (entry, row) in hub.entries.iter().zip(&rows) {
+        let names: Vec<&str> = row["intents"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|i| i["name"].as_str()).collect())
+            .unwrap_or_default();
+        let intents = if row["name"].is_null() {
+            "(package unreadable)".to_string()
+        } else if names.is_empty() {
+            "-".to_string()
+        } else {
+            names.join(", ")
+        };
+        table.row(vec![
+            entry.id.clone(),
+            entry.version.clone(),
+            entry.price.to_string(),
+            format!("sha256:{}", super::install::prefix(&entry.sha256, 12)),
+            intents,
+        ]);
+    }
+    table.print();
+    Ok(EXIT_COMPLETED)
+}

@@ -1,0 +1,226 @@
+//! `tdm inspect PLUGIN`: what a module declares and whether it would load, without running
+//! any of it: its intents, exports, imports (each allowed or rejected, and why), memory and
+//! the verdict. Exit 0 when accepted, 1 when rejected (a `.wat` that does not compile
+//! included), 2 when the file cannot be read. `--json` prints one object in every case.
+
+use super::args::{GlobalArgs, JsonArg};
+use super::report::CliError;
+use crate::command::{inspect_module, ModuleKind};
+use crate::declared::Declared;
+use crate::exit::{EXIT_COMPLETED, EXIT_FAILED};
+use crate::module_file::{read_module, ModuleFileError, WatError};
+use crate::table::Table;
+use crate::terminal::{self, errln, outln};
+use clap::Args;
+use contour_core::check::{ImportVerdict, Inspection};
+use contour_core::{BlockedReason, Failure, Policy};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+const EXAMPLES: &str = "\
+Examples:
+  tdm inspect plugin.wasm
+  tdm inspect plugin.wat --json | jq .intents";
+
+/// `tdm inspect`'s flags.
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct InspectArgs {
+    /// The module (.wasm or .wat)
+    pub(crate) plugin: PathBuf,
+    #[command(flatten)]
+    pub(crate) json: JsonArg,
+}
+
+/// Runs `tdm inspect`; the exit code.
+pub fn main(args: &InspectArgs, _global: &GlobalArgs) -> u8 {
+    inspect(args).unwrap_or_else(|e| e.print(args.json.json))
+}
+
+fn inspect(args: &InspectArgs) -> Result<u8, CliError> {
+    let bytes = match read_module(&args.plugin) {
+        Ok(bytes) => bytes,
+        Err(ModuleFileError::Wat(e)) => return Ok(broken_text(args, &e)),
+        Err(ModuleFileError::File(e)) => return Err(e.into()),
+    };
+    let policy = Policy::default();
+    // A command is judged as `tdm exec` loads it, a plugin as `tdm run` does.
+    let (inspection, kind) = match inspect_module(&bytes, &policy) {
+        Ok(judged) => judged,
+        Err(failure) => {
+            if args.json.json {
+                terminal::out_json(&rejected_json(&args.plugin, &failure, Value::Null).to_string());
+            } else {
+                outln!("module: {}", args.plugin.display());
+                outln!("verdict: rejected");
+                outln!("  {}: {}", failure.reason, failure.message());
+            }
+            return Ok(EXIT_FAILED);
+        }
+    };
+    let command = kind == ModuleKind::Command;
+    let declared = Declared::from_section(&inspection.intents_section);
+    if args.json.json {
+        terminal::out_json(&inspection_json(&args.plugin, &inspection, &declared, command).to_string());
+    } else {
+        print_inspection(&args.plugin, &inspection, &policy, &declared, command);
+    }
+    Ok(if inspection.failures.is_empty() { EXIT_COMPLETED } else { EXIT_FAILED })
+}
+
+/// A `.wat` that does not compile: rejected, with where (text, or the same JSON shape).
+fn broken_text(args: &InspectArgs, e: &WatError) -> u8 {
+    let failure = Failure::new(BlockedReason::InvalidModule, e.headline());
+    if args.json.json {
+        let position = json!({
+            "file": e.path.display().to_string(), "line": e.line, "column": e.column, "sourceLine": e.source_line,
+        });
+        terminal::out_json(&rejected_json(&args.plugin, &failure, position).to_string());
+    } else {
+        let error = CliError::wat(e);
+        errln!("tdm: error: {}", error.message);
+        for line in &error.detail {
+            errln!("  {line}");
+        }
+        outln!("module: {}", args.plugin.display());
+        outln!("verdict: rejected");
+        outln!("  {}: {}", failure.reason, failure.message());
+    }
+    EXIT_FAILED
+}
+
+fn failure_json(failure: &Failure) -> Value {
+    json!({"blockedReason": failure.reason.as_str(), "message": failure.message()})
+}
+
+/// The `--json` object of a module that could not be parsed at all (every member present).
+fn rejected_json(path: &Path, failure: &Failure, position: Value) -> Value {
+    let mut failure = failure_json(failure);
+    if let (Value::Object(failure), Value::Object(position)) = (&mut failure, position) {
+        failure.extend(position);
+    }
+    json!({
+        "module": path.display().to_string(),
+        "kind": Value::Null,
+        "verdict": "rejected",
+        "intents": {"source": "none", "declared": [], "problem": Value::Null},
+        "hostImports": [],
+        "exports": [],
+        "imports": [],
+        "memory": Value::Null,
+        "failures": [failure],
+    })
+}
+
+fn intents_json(declared: &Declared) -> Value {
+    let list: Vec<Value> =
+        declared.intents().iter().map(|i| json!({"name": i.name, "description": i.description})).collect();
+    let problem = match declared {
+        Declared::Malformed(why) => Value::from(why.as_str()),
+        _ => Value::Null,
+    };
+    json!({"source": declared.source(), "declared": list, "problem": problem})
+}
+
+fn host_imports(inspection: &Inspection) -> Vec<&str> {
+    inspection.imports.iter().filter(|i| i.module == contour_core::host::MODULE).map(|i| i.name.as_str()).collect()
+}
+
+fn inspection_json(path: &Path, inspection: &Inspection, declared: &Declared, command: bool) -> Value {
+    let imports: Vec<Value> = inspection
+        .imports
+        .iter()
+        .map(|i| {
+            let (allowed, why) = match &i.verdict {
+                ImportVerdict::Allowed => (true, Value::Null),
+                ImportVerdict::Rejected(why) => (false, Value::from(why.as_str())),
+            };
+            json!({"module": i.module, "name": i.name, "type": i.ty, "allowed": allowed, "reason": why})
+        })
+        .collect();
+    let exports: Vec<Value> = inspection.exports.iter().map(|e| json!({"name": e.name, "type": e.ty})).collect();
+    let memory = inspection.memory.map(|m| json!({"minimumPages": m.minimum_pages, "maximumPages": m.maximum_pages}));
+    let failures: Vec<Value> = inspection.failures.iter().map(failure_json).collect();
+    let accepted = inspection.failures.is_empty();
+    json!({
+        "module": path.display().to_string(),
+        "kind": if command { "command" } else if accepted { "plugin" } else { "unknown" },
+        "verdict": if accepted { "accepted" } else { "rejected" },
+        "intents": intents_json(declared),
+        "hostImports": host_imports(inspection),
+        "exports": exports,
+        "imports": imports,
+        "memory": memory,
+        "failures": failures,
+    })
+}
+
+fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy, declared: &Declared, command: bool) {
+    outln!("module: {}", path.display());
+    if command {
+        outln!("kind: command (a WASI command: run it with `tdm exec {}`)", path.display());
+    } else {
+        outln!("kind: plugin");
+    }
+    match declared {
+        Declared::Malformed(why) => outln!("intents: the module's declaration is unusable: {why}"),
+        _ if declared.intents().is_empty() => outln!(
+            "intents: none declared (no tdm.intents section; SDK-built plugins declare theirs, see docs/ABI.md 1a)"
+        ),
+        _ => {
+            outln!("intents (declared in the {}):", declared.source());
+            let mut table = Table::new(&["  INTENT", "DESCRIPTION"]);
+            for intent in declared.intents() {
+                table.row(vec![format!("  {}", intent.name), intent.description.clone()]);
+            }
+            table.print();
+        }
+    }
+    outln!("exports:");
+    let mut exports = Table::new(&["  NAME", "TYPE"]);
+    for export in &inspection.exports {
+        exports.row(vec![format!("  {}", export.name), export.ty.clone()]);
+    }
+    exports.print();
+    outln!("imports:");
+    if inspection.imports.is_empty() {
+        outln!("  (none)");
+    } else {
+        let mut imports = Table::new(&["  IMPORT", "TYPE", "VERDICT"]);
+        for import in &inspection.imports {
+            let verdict = match &import.verdict {
+                ImportVerdict::Allowed => "allowed".to_string(),
+                ImportVerdict::Rejected(why) => format!("REJECTED: {why}"),
+            };
+            imports.row(vec![format!("  {}.{}", import.module, import.name), import.ty.clone(), verdict]);
+        }
+        imports.print();
+    }
+    let hosts = host_imports(inspection);
+    outln!(
+        "host intents: {}",
+        if hosts.is_empty() {
+            "none (compute, WASI stdio and clocks only)".to_string()
+        } else {
+            format!("uses {}", hosts.join(", "))
+        }
+    );
+    match inspection.memory {
+        Some(m) => outln!(
+            "memory: {} initial pages, maximum {}; policy limit {} bytes ({} pages)",
+            m.minimum_pages,
+            m.maximum_pages.map_or_else(|| "none".to_string(), |p| p.to_string()),
+            policy.max_memory_bytes,
+            policy.max_memory_pages()
+        ),
+        None => outln!("memory: none exported"),
+    }
+    if inspection.failures.is_empty() {
+        outln!("verdict: accepted");
+        return;
+    }
+    outln!("verdict: rejected");
+    for failure in &inspection.failures {
+        outln!("  {}: {}", failure.reason, failure.message());
+    }
+}

@@ -1,0 +1,137 @@
+//! The `tdm` command line: flags are parsed here and handed to one module per subcommand, each
+//! a thin layer over the library (`session`, `operator`, `repl`, ...). The contract (stdout,
+//! exit codes, the `--json` shapes) is documented in README.md and kept exactly.
+//!
+//! Adding a subcommand: a module with its `Args` struct and a `pub fn main(&Args, &GlobalArgs)
+//! -> u8`, a variant in [`Command`] and one line in [`dispatch`]. Adding a flag to every runner:
+//! a field in one of the groups of [`args`].
+
+pub mod approve;
+pub mod args;
+pub mod audit;
+pub mod call;
+pub mod completions;
+pub mod exec;
+pub mod hub;
+pub mod inspect;
+pub mod install;
+pub mod misread;
+pub mod repl;
+pub mod report;
+pub mod run;
+pub mod status;
+
+pub use crate::exit::*;
+
+use args::GlobalArgs;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::process::ExitCode;
+
+/// The examples under `tdm --help`.
+const EXAMPLES: &str = "\
+Examples:
+  tdm run examples/echo/echo.wat greet --params '{\"name\":\"Ada\"}'
+  tdm run plugin.wasm sum --params @big.json --fuel 10_000_000 --max-memory 16MiB
+  tdm inspect plugin.wasm --json
+  tdm repl plugin.wasm
+  tdm install echo --hub examples/hub && tdm approve echo && tdm call echo greet
+  tdm completions bash > ~/.local/share/bash-completion/completions/tdm";
+
+/// Contour: run untrusted WebAssembly plugins in a sandbox.
+#[derive(Debug, Parser)]
+#[command(name = "tdm", version, about, propagate_version = true, after_help = EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    #[command(flatten)]
+    global: GlobalArgs,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one intent of a plugin file and print its outcome as one JSON object.
+    Run(run::RunArgs),
+    /// Run one intent of an installed, approved plugin with its approved permissions.
+    Call(call::CallArgs),
+    /// Explore a plugin interactively: a module file, or an installed plugin's id.
+    Repl(repl::ReplArgs),
+    /// Run a WASI Preview1 command module's `_start` in the sandbox.
+    Exec(exec::ExecArgs),
+    /// Show a module's intents, exports, imports (allowed or rejected, and why), memory and verdict.
+    Inspect(inspect::InspectArgs),
+    /// List a hub folder's plugins.
+    Hub(hub::HubArgs),
+    /// Install a plugin from a hub (ID[@VERSION] --hub DIR) or a package folder (PATH). Never runs it.
+    Install(install::InstallArgs),
+    /// Approve an installed plugin's launch, bound to its module hash and requested permissions.
+    Approve(approve::ApproveArgs),
+    /// Withdraw a plugin's approval.
+    Revoke(approve::IdArgs),
+    /// Remove an installed plugin and its approval (the audit log stays).
+    Uninstall(approve::IdArgs),
+    /// Show the workspace.
+    Workspace(status::WorkspaceCommand),
+    /// Print the audit log: one line per host-call decision.
+    Audit(audit::AuditArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+}
+
+/// Runs one parsed subcommand; the exit code.
+fn dispatch(command: &Command, global: &GlobalArgs) -> u8 {
+    match command {
+        Command::Run(args) => run::main(args, global),
+        Command::Call(args) => call::main(args, global),
+        Command::Repl(args) => repl::main(args, global),
+        Command::Exec(args) => exec::main(args, global),
+        Command::Inspect(args) => inspect::main(args, global),
+        Command::Hub(args) => hub::main(args, global),
+        Command::Install(args) => install::main(args, global),
+        Command::Approve(args) => approve::approve(args, global),
+        Command::Revoke(args) => approve::revoke(args, global),
+        Command::Uninstall(args) => approve::uninstall(args, global),
+        Command::Workspace(args) => status::main(args, global),
+        Command::Audit(args) => audit::main(args, global),
+        Command::Completions(args) => completions::main(args, global),
+    }
+}
+
+/// The clap command, as `--help` and completions see it: each subcommand's `--version` says
+/// `tdm`, not `tdm-run`.
+pub fn command() -> clap::Command {
+    fn named(command: clap::Command) -> clap::Command {
+        command.mut_subcommands(|sub| named(sub.display_name("tdm")))
+    }
+    named(Cli::command())
+}
+
+/// Entry point of the `tdm` binary.
+pub fn main() -> ExitCode {
+    let parsed = command().try_get_matches().and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
+        Ok(cli) => cli,
+        Err(e) => return ExitCode::from(usage_error(&e)),
+    };
+    ExitCode::from(dispatch(&cli.command, &cli.global))
+}
+
+/// A flag clap refused (or `--help`/`--version`): printed as clap renders it (escaped, like
+/// every line tdm prints), and with `--json` among the arguments also as the error object on
+/// stdout, so `--json` always prints JSON.
+fn usage_error(e: &clap::Error) -> u8 {
+    if !e.use_stderr() {
+        let _ = e.print();
+        return EXIT_COMPLETED;
+    }
+    let rendered = e.render().to_string();
+    for line in rendered.lines() {
+        crate::terminal::err_line(line);
+    }
+    if std::env::args_os().take_while(|a| a != "--").any(|a| a == "--json") {
+        let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+        let error = report::CliError::usage(first).hint("run the subcommand with --help for its flags");
+        crate::terminal::out_json(&error.json().to_string());
+    }
+    EXIT_USAGE
+}

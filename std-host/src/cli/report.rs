@@ -1,0 +1,182 @@
+//! How a subcommand ends: its error type (what happened, what to do next, which exit code) and
+//! the printers every subcommand shares (outcomes, errors, figures), text or `--json`. Every
+//! line goes through [`crate::terminal`].
+
+use crate::exit::{EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE};
+use crate::files::FileError;
+use crate::module_file::WatError;
+use crate::operator::OperatorError;
+use crate::package::PackageError;
+use crate::package_copy::CopyError;
+use crate::session::{Ran, SessionError};
+use crate::terminal::{self, errln};
+use crate::workspace::WorkspaceError;
+use serde_json::{json, Value};
+
+/// What kind of failure ended a subcommand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A flag or argument is wrong (exit 2).
+    Usage,
+    /// A file or the workspace could not be read or written (exit 2).
+    Io,
+    /// The request was understood and refused, or what it names is invalid (exit 1).
+    Refused,
+}
+
+impl ErrorKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Usage => "usage",
+            Self::Io => "io",
+            Self::Refused => "refused",
+        }
+    }
+
+    /// The exit code.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Usage | Self::Io => EXIT_USAGE,
+            Self::Refused => EXIT_FAILED,
+        }
+    }
+}
+
+/// A subcommand's error: what happened, and (when there is one) the command that fixes it.
+#[derive(Debug, Clone)]
+pub struct CliError {
+    /// The kind (and so the exit code).
+    pub(crate) kind: ErrorKind,
+    /// What happened, to what.
+    pub(crate) message: String,
+    /// What to do next: a command or flag that exists.
+    pub(crate) hint: Option<String>,
+    /// Extra lines shown under the message (a `.wat` error's source line).
+    pub(crate) detail: Vec<String>,
+}
+
+impl CliError {
+    /// A usage error.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self { kind: ErrorKind::Usage, message: message.into(), hint: None, detail: Vec::new() }
+    }
+
+    /// An I/O error.
+    pub fn io(message: impl Into<String>) -> Self {
+        Self { kind: ErrorKind::Io, message: message.into(), hint: None, detail: Vec::new() }
+    }
+
+    /// A refusal.
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self { kind: ErrorKind::Refused, message: message.into(), hint: None, detail: Vec::new() }
+    }
+
+    /// The same, with a hint.
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// A `.wat` error: `FILE:LINE:COL: message` and the source line with a caret.
+    pub fn wat(error: &WatError) -> Self {
+        let detail = error.snippet().map(|(source, caret)| vec![source, caret]).unwrap_or_default();
+        Self { kind: ErrorKind::Refused, message: error.headline(), hint: None, detail }
+    }
+
+    /// Prints it: on stderr as text; with `json` also on stdout as one error object.
+    pub fn print(&self, json: bool) -> u8 {
+        errln!("tdm: error: {}", self.message);
+        for line in &self.detail {
+            errln!("  {line}");
+        }
+        if let Some(hint) = &self.hint {
+            errln!("tdm: hint: {hint}");
+        }
+        if json {
+            terminal::out_json(&self.json().to_string());
+        }
+        self.kind.exit_code()
+    }
+
+    /// The error object `--json` prints.
+    pub fn json(&self) -> Value {
+        json!({"status": "error", "error": self.kind.as_str(), "message": self.message, "hint": self.hint})
+    }
+}
+
+impl From<SessionError> for CliError {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::Wat(e) => Self::wat(&e),
+            SessionError::Read(e) => Self::from(e),
+            SessionError::Workspace(e) => Self::from(e),
+            SessionError::AboveApproval(e) => Self::usage(e.to_string()),
+            SessionError::Usage(message) => Self::usage(message),
+            other => Self::refused(other.to_string()),
+        }
+    }
+}
+
+impl From<FileError> for CliError {
+    fn from(e: FileError) -> Self {
+        match e {
+            FileError::Io { .. } => Self::io(e.to_string()),
+            _ => Self::usage(e.to_string()),
+        }
+    }
+}
+
+impl From<WorkspaceError> for CliError {
+    fn from(e: WorkspaceError) -> Self {
+        match e {
+            WorkspaceError::NotInstalled(_) => {
+                Self::refused(e.to_string()).hint("`tdm workspace status` lists the installed plugins")
+            }
+            _ => Self::io(e.to_string()),
+        }
+    }
+}
+
+impl From<OperatorError> for CliError {
+    /// Operator refusals exit 1; I/O problems exit 2.
+    fn from(e: OperatorError) -> Self {
+        let kind = match &e {
+            OperatorError::Io(..)
+            | OperatorError::Copy(CopyError::Io(..))
+            | OperatorError::Workspace(WorkspaceError::Io(..) | WorkspaceError::CorruptState(..))
+            | OperatorError::Package(PackageError::Io(..) | PackageError::File(FileError::Io { .. })) => ErrorKind::Io,
+            _ => ErrorKind::Refused,
+        };
+        let error = Self { kind, message: e.to_string(), hint: None, detail: Vec::new() };
+        match e {
+            OperatorError::Workspace(WorkspaceError::NotInstalled(_)) => {
+                error.hint("`tdm workspace status` lists the installed plugins")
+            }
+            _ => error,
+        }
+    }
+}
+
+/// Prints an outcome's JSON as one line on stdout; the exit code for it.
+pub fn print_outcome(json: &str, completed: bool) -> u8 {
+    terminal::out_json(json);
+    if completed {
+        EXIT_COMPLETED
+    } else {
+        EXIT_FAILED
+    }
+}
+
+/// Prints the figures of a run on stderr (`--stats`): text, or one JSON object with `json`.
+pub fn print_stats(ran: &Ran, json: bool) {
+    if json {
+        terminal::write_json(
+            &mut std::io::stderr().lock(),
+            &json!({"stats": ran.stats_json()}).to_string(),
+            terminal::Layout::Line,
+        )
+        .unwrap_or(());
+    } else {
+        errln!("tdm: {}", ran.stats_line());
+    }
+}

@@ -1,0 +1,137 @@
+//! The intents a plugin declares, where users look for them (`tdm inspect`, the REPL's
+//! `:intents` and Tab completion, `approve`, `hub list`, `workspace status`). A package
+//! declares them in `plugin.toml` (`[[intents]]`, what the operator approves); a bare module
+//! may carry the SDKs' optional custom section `tdm.intents`, JSON
+//! `[{"name": "greet", "description": "..."}]` (docs/ABI.md section 1a). The section is read
+//! strictly and bounded: a malformed one is reported, never trusted in part.
+
+use crate::package::IntentInfo;
+use contour_core::check::{IntentsSection, INTENTS_SECTION, MAX_INTENTS_SECTION_BYTES};
+use serde_json::Value;
+
+/// The most intents a declaration may list.
+pub const MAX_DECLARED_INTENTS: usize = 1_000;
+/// The longest intent name, in bytes.
+pub const MAX_NAME_BYTES: usize = 128;
+/// The longest description, in bytes.
+pub const MAX_DESCRIPTION_BYTES: usize = 1_024;
+
+/// Where a plugin's intents were declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Declared {
+    /// `plugin.toml`'s `[[intents]]` (possibly empty: the package declares none).
+    Manifest(Vec<IntentInfo>),
+    /// The module's `tdm.intents` section.
+    Section(Vec<IntentInfo>),
+    /// Nothing declares them.
+    Undeclared,
+    /// The module's section is there but unusable; why.
+    Malformed(String),
+}
+
+impl Declared {
+    /// The declared intents (none when undeclared or malformed).
+    pub fn intents(&self) -> &[IntentInfo] {
+        match self {
+            Self::Manifest(intents) | Self::Section(intents) => intents,
+            Self::Undeclared | Self::Malformed(_) => &[],
+        }
+    }
+
+    /// The declared names.
+    pub fn names(&self) -> Vec<String> {
+        self.intents().iter().map(|i| i.name.clone()).collect()
+    }
+
+    /// Whether `name` is declared.
+    pub fn declares(&self, name: &str) -> bool {
+        self.intents().iter().any(|i| i.name == name)
+    }
+
+    /// Where the declaration was found, for display (`plugin.toml`, `tdm.intents section`).
+    pub fn source(&self) -> &'static str {
+        match self {
+            Self::Manifest(_) => "plugin.toml",
+            Self::Section(_) | Self::Malformed(_) => "tdm.intents section",
+            Self::Undeclared => "none",
+        }
+    }
+
+    /// The module's declaration, from what core's inspection found.
+    pub fn from_section(section: &IntentsSection) -> Self {
+        match section {
+            IntentsSection::Absent => Self::Undeclared,
+            IntentsSection::Found(bytes) => match parse_section(bytes) {
+                Ok(intents) => Self::Section(intents),
+                Err(why) => Self::Malformed(why),
+            },
+            IntentsSection::TooLarge(size) => Self::Malformed(format!(
+                "the {INTENTS_SECTION} section has {size} bytes, more than {MAX_INTENTS_SECTION_BYTES}"
+            )),
+            IntentsSection::Repeated => {
+                Self::Malformed(format!("the module has more than one {INTENTS_SECTION} section"))
+            }
+        }
+    }
+}
+
+/// Reads a `tdm.intents` section: a JSON array of objects with a non-empty string `name`
+/// (unique, without control characters, at most [`MAX_NAME_BYTES`]) and an optional string
+/// `description` (at most [`MAX_DESCRIPTION_BYTES`]); other members are ignored, for later
+/// additions.
+pub fn parse_section(bytes: &[u8]) -> Result<Vec<IntentInfo>, String> {
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("the {INTENTS_SECTION} section is not JSON: {e}"))?;
+    let Value::Array(items) = value else {
+        return Err(format!("the {INTENTS_SECTION} section must hold a JSON array"));
+    };
+    if items.len() > MAX_DECLARED_INTENTS {
+        return Err(format!("the {INTENTS_SECTION} section lists more than {MAX_DECLARED_INTENTS} intents"));
+    }
+    let mut intents: Vec<IntentInfo> = Vec::with_capacity(items.len());
+    for (n, item) in items.iter().enumerate() {
+        let at = |why: &str| format!("{INTENTS_SECTION} entry {}: {why}", n + 1);
+        let name = item.get("name").and_then(Value::as_str).ok_or_else(|| at("`name` must be a string"))?;
+        if name.is_empty() || name.len() > MAX_NAME_BYTES || name.chars().any(char::is_control) {
+            return Err(at(&format!("`name` must be 1 to {MAX_NAME_BYTES} bytes without control characters")));
+        }
+        if intents.iter().any(|i| i.name == name) {
+            return Err(at("the name is listed twice"));
+        }
+        let description = match item.get("description") {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(text)) if text.len() <= MAX_DESCRIPTION_BYTES => text.clone(),
+            Some(_) => {
+                return Err(at(&format!("`description` must be a string of at most {MAX_DESCRIPTION_BYTES} bytes")))
+            }
+        };
+        intents.push(IntentInfo { name: name.to_string(), description });
+    }
+    Ok(intents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_declaration_strictly() {
+        let ok = parse_section(br#"[{"name":"greet","description":"says hi"},{"name":"sum","extra":1}]"#).unwrap();
+        assert_eq!(ok[0], IntentInfo { name: "greet".into(), description: "says hi".into() });
+        assert_eq!(ok[1].description, "");
+        for (bad, why) in [
+            (&b"{}"[..], "array"),
+            (b"[{\"description\":\"x\"}]", "`name` must be a string"),
+            (b"[{\"name\":\"\"}]", "1 to 128 bytes"),
+            (b"[{\"name\":\"a\\u001b\"}]", "control"),
+            (b"[{\"name\":\"a\"},{\"name\":\"a\"}]", "twice"),
+            (b"[{\"name\":\"a\",\"description\":7}]", "description"),
+            (b"not json", "not JSON"),
+        ] {
+            let error = parse_section(bad).unwrap_err();
+            assert!(error.contains(why), "{error}");
+        }
+        assert!(matches!(Declared::from_section(&IntentsSection::Repeated), Declared::Malformed(_)));
+        assert_eq!(Declared::from_section(&IntentsSection::Absent), Declared::Undeclared);
+    }
+}

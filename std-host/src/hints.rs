@@ -1,0 +1,165 @@
+//! Recovery hints that fit the front end the user typed into. Core's hint for a host failure
+//! names knobs generically ("raise the policy limit"); here each is replaced by one that names
+//! only what exists where the user is: a flag of that subcommand, a REPL command, or the fact
+//! that a limit is fixed or bound by an approval. The outcome keeps its shape and every other
+//! member; a plugin's own failed outcome is never touched.
+
+use contour_core::policy::{DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_REQUEST_BYTES};
+use contour_core::{BlockedReason, Failure, Outcome};
+use std::borrow::Cow;
+
+/// Where the plugin runs, which decides what a hint may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Front {
+    /// `tdm run FILE`: every limit flag and `--grant`.
+    Run,
+    /// `tdm call ID`: limit flags that may only lower the approval.
+    Call,
+    /// `tdm repl FILE`: `:fuel`, `:grant`, and the flags it was started with.
+    ReplFile,
+    /// `tdm repl ID`: within the approval.
+    ReplInstalled,
+    /// `tdm exec FILE`: limit flags.
+    Exec,
+}
+
+impl Front {
+    fn installed(self) -> bool {
+        matches!(self, Self::Call | Self::ReplInstalled)
+    }
+}
+
+/// What else is known about the failure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Context {
+    /// The module was refused at load (nothing ran).
+    pub at_load: bool,
+    /// The module is a WASI command (exports `_start`, not the plugin exports).
+    pub is_command: bool,
+    /// The run was cancelled by Ctrl-C (it ends as `deadline_exceeded`).
+    pub cancelled: bool,
+}
+
+/// The hint for `failure` at `front`, when it should differ from core's.
+pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Option<String> {
+    let installed = front.installed();
+    let mib = |bytes: u64| bytes / (1024 * 1024);
+    let hint = match failure.reason {
+        BlockedReason::AbiMismatch if context.is_command => {
+            "This is a WASI command (it exports `_start`, not the plugin exports): run it with `tdm exec FILE`.".into()
+        }
+        BlockedReason::FuelExhausted => match front {
+            Front::Run | Front::Exec => "Send a smaller input or raise the fuel budget (--fuel N).".into(),
+            Front::ReplFile => "Send a smaller input or raise the fuel budget (:fuel N).".into(),
+            Front::Call | Front::ReplInstalled => {
+                "Send a smaller input: an installed plugin's fuel budget is its approved one (a limit flag can lower it, never raise it).".into()
+            }
+        },
+        BlockedReason::DeadlineExceeded if context.cancelled => "The session goes on: run the next intent.".into(),
+        BlockedReason::DeadlineExceeded => match front {
+            Front::Run | Front::Exec => "Send a smaller input or raise the deadline (--timeout SECS).".into(),
+            Front::ReplFile => "Send a smaller input, or start the REPL again with a longer --timeout SECS.".into(),
+            Front::Call | Front::ReplInstalled => {
+                "Send a smaller input or retry: an installed plugin's deadline is its approved one.".into()
+            }
+        },
+        BlockedReason::MemoryLimitExceeded if installed => {
+            "Send a smaller input: an installed plugin's memory limit is its approved one.".into()
+        }
+        BlockedReason::MemoryLimitExceeded if context.at_load => format!(
+            "The module needs more memory at start than the limit allows: raise --max-memory (default {} MiB).",
+            mib(DEFAULT_MAX_MEMORY_BYTES)
+        ),
+        BlockedReason::MemoryLimitExceeded if front == Front::ReplFile => {
+            "Send a smaller input, or start the REPL again with a larger --max-memory SIZE.".into()
+        }
+        BlockedReason::MemoryLimitExceeded => {
+            "Send a smaller input or raise the memory limit (--max-memory SIZE, e.g. 128MiB).".into()
+        }
+        BlockedReason::RequestTooLarge => format!(
+            "Send smaller params: a request, params included, may be at most {} MiB (a fixed limit).",
+            u64::from(DEFAULT_MAX_REQUEST_BYTES) / (1024 * 1024)
+        ),
+        BlockedReason::ModuleTooLarge => {
+            "Shrink the module (release build, LTO, strip): a module may be at most 32 MiB (a fixed limit).".into()
+        }
+        BlockedReason::ResponseTooLarge => {
+            "Ask the plugin for less output: the response limit (4 MiB, or lower in plugin.toml) is not a flag.".into()
+        }
+        BlockedReason::ResourceLimitExceeded => {
+            "Reduce the module's tables: at most 8 tables of 100000 elements (fixed limits).".into()
+        }
+        BlockedReason::StackExhausted => "Avoid deep recursion in the plugin: the call depth is fixed at 1000 frames.".into(),
+        BlockedReason::HostCallLimitExceeded => {
+            "Make fewer or smaller host calls per intent: at most 1000 calls and 16 MiB (fixed limits).".into()
+        }
+        BlockedReason::PermissionDenied => match front {
+            Front::Run => "Grant the permission the message names with --grant PERM.".into(),
+            Front::ReplFile => "Grant the permission the message names with :grant PERM.".into(),
+            Front::Call | Front::ReplInstalled => {
+                "Its approval does not include that permission: install a version asking for it, then `tdm approve ID`.".into()
+            }
+            Front::Exec => return None,
+        },
+        _ => return None,
+    };
+    Some(hint)
+}
+
+/// The outcome's JSON as printed at `front`: a host failure re-rendered with the front's hint
+/// (and, when cancelled, a message saying so); anything else as it is.
+pub fn outcome_json(outcome: &Outcome, front: Front, context: Context) -> Cow<'_, str> {
+    let Some(failure) = outcome.host_failure() else {
+        return Cow::Borrowed(&outcome.json);
+    };
+    let message = if context.cancelled && failure.reason == BlockedReason::DeadlineExceeded {
+        "The intent was cancelled (Ctrl-C) before it finished.".to_string()
+    } else {
+        failure.message()
+    };
+    match recovery_hint(failure, front, context) {
+        Some(hint) => Cow::Owned(render(failure, &message, &hint)),
+        None if message != failure.message() => Cow::Owned(render(failure, &message, failure.reason.recovery_hint())),
+        None => Cow::Borrowed(&outcome.json),
+    }
+}
+
+/// A host failure in the failed-outcome shape (the members and order of core's rendering).
+fn render(failure: &Failure, message: &str, hint: &str) -> String {
+    let text = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string());
+    let mut output = format!("{{\"retryable\":{}", failure.reason.retryable());
+    if let Some(code) = failure.exit_code {
+        output.push_str(&format!(",\"exitCode\":{code}"));
+    }
+    output.push('}');
+    format!(
+        "{{\"status\":\"failed\",\"message\":{},\"blockedReason\":{},\"recoveryHint\":{},\"output\":{output}}}",
+        text(message),
+        text(failure.reason.as_str()),
+        text(hint),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn every_front_names_only_its_own_knobs() {
+        let fuel = Failure::new(BlockedReason::FuelExhausted, "The budget is 10 fuel.");
+        let hint = |front| recovery_hint(&fuel, front, Context::default()).unwrap();
+        assert!(hint(Front::Run).contains("--fuel"));
+        assert!(hint(Front::ReplFile).contains(":fuel") && !hint(Front::ReplFile).contains("--fuel"));
+        assert!(hint(Front::Call).contains("approved"));
+        let request = Failure::new(BlockedReason::RequestTooLarge, "");
+        assert!(!recovery_hint(&request, Front::Run, Context::default()).unwrap().contains("raise"));
+        let outcome = Outcome::from_failure(fuel.clone());
+        let rendered = outcome_json(&outcome, Front::ReplFile, Context::default());
+        let value: Value = serde_json::from_str(&rendered).unwrap();
+        let core: Value = serde_json::from_str(&Outcome::from_failure(fuel).json).unwrap();
+        assert_eq!(value["message"], core["message"]);
+        assert_eq!(value["output"], core["output"]);
+        assert_eq!(value["recoveryHint"], "Send a smaller input or raise the fuel budget (:fuel N).");
+    }
+}

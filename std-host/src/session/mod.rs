@@ -1,0 +1,538 @@
+//! A session: one plugin and everything it runs with, put together in one place for every
+//! runner (`tdm run`, `call`, `repl`; `exec` takes its environment and output sink from here).
+//! It owns which environment the plugin sees (real clock or seeded, cancellable by Ctrl-C),
+//! which host intents answer it and where their data comes from, its grants, the limits it runs
+//! under (never above an installed plugin's approval), the intents it declares (and, for an
+//! installed plugin, the refusal of any other), and where its output goes (escaped for the
+//! terminal). Core's `Environment` and `HostIntents` meet the front end here and nowhere else.
+
+use crate::declared::Declared;
+use crate::environment::{Cancel, EnvironmentChoice};
+use crate::hints::{self, Front};
+use crate::intents::audit::AuditLog;
+use crate::intents::context::Context;
+use crate::intents::dist::Dist;
+use crate::intents::log::{Log, LogLevel};
+use crate::intents::net::Net;
+use crate::intents::tool::{sha256_hex, Tools};
+use crate::intents::vault::Vault;
+use crate::intents::{PluginIdentity, StdIntents};
+use crate::limits::{AboveApproval, Limits};
+use crate::module_file::{read_module_within, ModuleFileError, WatError};
+use crate::operator::{self, LaunchError};
+use crate::terminal::textln;
+use crate::workspace::{workspace_dir, Workspace, WorkspaceError, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
+use contour_core::{
+    BlockedReason, Environment, Failure, IntentReport, Outcome, Permission, Permissions, Plugin, Policy, Profile,
+    Sandbox,
+};
+use std::fmt;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+mod command;
+mod ran;
+
+pub use command::{command_environment, CommandOutput};
+pub use ran::{Ran, Request};
+
+/// The byte cap of one `dist.read` answer.
+pub const DIST_MAX_BYTES: u64 = 1024 * 1024;
+/// Log messages allowed per sandbox.
+pub const LOG_MAX_COUNT: u32 = 100;
+/// Log bytes allowed per sandbox.
+pub const LOG_MAX_BYTES: u64 = 64 * 1024;
+/// The cap of one `net.fetch` response body.
+pub const NET_MAX_BODY_BYTES: u64 = 1024 * 1024;
+/// How deep `tool.invoke` may nest.
+pub const TOOL_MAX_DEPTH: u32 = 4;
+
+/// Where the host intents find their data (flags; `None`: the default).
+#[derive(Debug, Clone, Default)]
+pub struct HostFiles {
+    /// `dist/` for `dist.read` (default: `dist/` next to the module).
+    pub dist: Option<PathBuf>,
+    /// The vault file (default: the workspace's, when there is one).
+    pub vault: Option<PathBuf>,
+    /// The context file (default: the workspace's, when there is one).
+    pub context: Option<PathBuf>,
+    /// The audit log (default: the workspace's).
+    pub audit: Option<PathBuf>,
+    /// Plugins `tool.invoke` may run: id and module file.
+    pub tools: Vec<(String, PathBuf)>,
+    /// The workspace folder (default: `$TDM_WORKSPACE`, else the platform data dir).
+    pub workspace: Option<PathBuf>,
+}
+
+/// How a session is opened.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Limit flags.
+    pub limits: Limits,
+    /// `--seed N`: virtual clock and seeded entropy.
+    pub seed: Option<u64>,
+    /// Cancels the running intent when set (the REPL's Ctrl-C).
+    pub cancel: Option<Cancel>,
+    /// `--grant` permissions (module files only).
+    pub grants: Vec<String>,
+    /// Where the host intents find their data.
+    pub host: HostFiles,
+    /// The lowest level of plugin log lines shown.
+    pub log_level: LogLevel,
+    /// `-q`: the plugin's captured output is not forwarded.
+    pub quiet: bool,
+}
+
+/// What a session runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A module file, run as it is (`tdm run FILE`, `tdm repl FILE`).
+    File(PathBuf),
+    /// An installed plugin, cleared by the approved-launch check (`tdm call ID`, `tdm repl ID`).
+    Installed {
+        /// Its id.
+        id: String,
+        /// The workspace it is installed in.
+        workspace: PathBuf,
+        /// The policy its approval shows (its package's): limits may go lower, never higher.
+        approved: Policy,
+    },
+}
+
+/// Why a session could not be opened or changed.
+#[derive(Debug)]
+pub enum SessionError {
+    /// Bad usage: a flag, a permission, a file the user named (exit 2).
+    Usage(String),
+    /// The module file could not be read (exit 2).
+    Read(crate::files::FileError),
+    /// The `.wat` text does not compile: an `invalid_module` failure to print (exit 1).
+    Wat(WatError),
+    /// The module was refused at load: the failure to print (exit 1).
+    Load {
+        /// The failure.
+        failure: Failure,
+        /// Whether the module is a WASI command (for the hint: use `tdm exec`).
+        is_command: bool,
+    },
+    /// An installed plugin may not run: the `not_approved` failure to print (exit 1).
+    NotApproved(Failure),
+    /// A limit flag above the approval (exit 2).
+    AboveApproval(AboveApproval),
+    /// The workspace cannot be used (exit 2).
+    Workspace(WorkspaceError),
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Usage(message) => f.write_str(message),
+            Self::Read(e) => e.fmt(f),
+            Self::Wat(e) => write!(f, "{} is not valid WebAssembly text: {e}", e.path.display()),
+            Self::Load { failure, .. } | Self::NotApproved(failure) => write!(f, "{}", failure.message()),
+            Self::AboveApproval(e) => e.fmt(f),
+            Self::Workspace(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+impl SessionError {
+    /// The failed outcome this error is, when it is one (a load refusal, `not_approved`).
+    pub fn failure(&self) -> Option<Failure> {
+        match self {
+            Self::Wat(e) => Some(Failure::new(BlockedReason::InvalidModule, e.headline())),
+            Self::Load { failure, .. } | Self::NotApproved(failure) => Some(failure.clone()),
+            _ => None,
+        }
+    }
+
+    /// The failed outcome's JSON as printed at `front`, when this error is one.
+    pub fn outcome_json(&self, front: Front) -> Option<String> {
+        let failure = self.failure()?;
+        let is_command = matches!(self, Self::Load { is_command: true, .. });
+        let context = hints::Context { at_load: true, is_command, cancelled: false };
+        Some(hints::outcome_json(&Outcome::from_failure(failure), front, context).into_owned())
+    }
+}
+
+impl From<ModuleFileError> for SessionError {
+    fn from(e: ModuleFileError) -> Self {
+        match e {
+            ModuleFileError::File(e) => Self::Read(e),
+            ModuleFileError::Wat(e) => Self::Wat(e),
+        }
+    }
+}
+
+/// A plugin and everything it runs with.
+pub struct Session {
+    /// Who it is (for the audit log and messages).
+    pub identity: PluginIdentity,
+    /// What it runs.
+    pub origin: Origin,
+    bytes: Vec<u8>,
+    plugin: Arc<Plugin>,
+    grants: Permissions,
+    environment: EnvironmentChoice,
+    options: SessionOptions,
+    dist: Option<PathBuf>,
+    declared: Declared,
+}
+
+/// A plugin's id for a module file: its file name without extension.
+pub fn file_id(path: &Path) -> String {
+    path.file_stem().map_or_else(|| "plugin".to_string(), |stem| stem.to_string_lossy().into_owned())
+}
+
+/// Whether `bytes` is a WASI command rather than a plugin (it passes the command profile).
+pub fn is_command(bytes: &[u8]) -> bool {
+    Plugin::inspect(bytes, &Policy::default(), Profile::Command).is_ok_and(|i| i.failures.is_empty())
+}
+
+/// Loads `bytes` under `policy`; a refusal says whether the module is a command.
+fn load(bytes: &[u8], policy: Policy) -> Result<Plugin, SessionError> {
+    Plugin::load(bytes, policy).map_err(|failure| {
+        let is_command = failure.reason == BlockedReason::AbiMismatch && is_command(bytes);
+        SessionError::Load { failure, is_command }
+    })
+}
+
+impl Session {
+    /// Opens a module file with `--grant`s and limit flags over the default policy.
+    pub fn open_file(path: &Path, options: SessionOptions) -> Result<Self, SessionError> {
+        let grants = Permissions::parse_all(options.grants.iter().map(String::as_str))
+            .map_err(|e| SessionError::Usage(format!("--grant: {e}")))?;
+        let policy = options.limits.apply(&Policy::default());
+        policy.validate().map_err(|e| SessionError::Usage(e.to_string()))?;
+        let bytes = read_module_within(path, policy.max_module_bytes)?;
+        let plugin = load(&bytes, policy)?;
+        let declared = Declared::from_section(&plugin.inspection().intents_section);
+        let dist = match &options.host.dist {
+            Some(dir) if !dir.is_dir() => {
+                return Err(SessionError::Usage(format!("--dist {}: not a directory", dir.display())))
+            }
+            Some(dir) => Some(dir.clone()),
+            None => Some(path.parent().unwrap_or(Path::new(".")).join("dist")).filter(|d| d.is_dir()),
+        };
+        let session = Self {
+            identity: PluginIdentity { id: file_id(path), hash: sha256_hex(&bytes) },
+            origin: Origin::File(path.to_path_buf()),
+            bytes,
+            plugin: Arc::new(plugin),
+            grants,
+            environment: EnvironmentChoice { seed: options.seed, cancel: options.cancel.clone() },
+            options,
+            dist,
+            declared,
+        };
+        session.check_host_files()?;
+        Ok(session)
+    }
+
+    /// Opens an installed plugin: the approved-launch check ([`operator::approved_plugin`]),
+    /// then exactly the module bytes whose hash matched, under its approved policy lowered by
+    /// the limit flags (a flag above the approval is refused).
+    pub fn open_installed(workspace: &Workspace, id: &str, options: SessionOptions) -> Result<Self, SessionError> {
+        if !options.grants.is_empty() {
+            return Err(SessionError::Usage(
+                "--grant is for module files; an installed plugin runs with its approved permissions".into(),
+            ));
+        }
+        let approved = operator::approved_plugin(workspace, id).map_err(|e| match e {
+            LaunchError::NotApproved(why) => SessionError::NotApproved(Failure::new(BlockedReason::NotApproved, why)),
+            LaunchError::Workspace(e) => SessionError::Workspace(e),
+        })?;
+        let package = approved.package;
+        let approved_policy = package.policy();
+        let policy = options.limits.within(&approved_policy).map_err(SessionError::AboveApproval)?;
+        let plugin = load(&package.module, policy)?;
+        let mut options = options;
+        options.host.workspace = Some(workspace.dir.clone());
+        let session = Self {
+            identity: PluginIdentity { id: id.to_string(), hash: package.sha256.clone() },
+            origin: Origin::Installed {
+                id: id.to_string(),
+                workspace: workspace.dir.clone(),
+                approved: approved_policy,
+            },
+            bytes: package.module.clone(),
+            plugin: Arc::new(plugin),
+            grants: approved.grants,
+            environment: EnvironmentChoice { seed: options.seed, cancel: options.cancel.clone() },
+            options,
+            dist: Some(package.dir.join("dist")).filter(|d| d.is_dir()),
+            declared: Declared::Manifest(package.manifest.intents.clone()),
+        };
+        session.check_host_files()?;
+        Ok(session)
+    }
+
+    /// A session of module bytes already in memory, with no host intents' files: for tests and
+    /// embedders (`Origin::File` of `label`).
+    pub fn from_bytes(label: &str, bytes: Vec<u8>, options: SessionOptions) -> Result<Self, SessionError> {
+        let policy = options.limits.apply(&Policy::default());
+        let plugin = load(&bytes, policy)?;
+        let declared = Declared::from_section(&plugin.inspection().intents_section);
+        Ok(Self {
+            identity: PluginIdentity { id: label.to_string(), hash: sha256_hex(&bytes) },
+            origin: Origin::File(PathBuf::from(label)),
+            bytes,
+            plugin: Arc::new(plugin),
+            grants: Permissions::default(),
+            environment: EnvironmentChoice { seed: options.seed, cancel: options.cancel.clone() },
+            options,
+            dist: None,
+            declared,
+        })
+    }
+
+    /// Whether this is an installed plugin (runs within its approval).
+    pub fn is_installed(&self) -> bool {
+        matches!(self.origin, Origin::Installed { .. })
+    }
+
+    /// The front end a hint may name knobs of, for a REPL on this session.
+    pub fn repl_front(&self) -> Front {
+        if self.is_installed() {
+            Front::ReplInstalled
+        } else {
+            Front::ReplFile
+        }
+    }
+
+    /// The policy the plugin runs under.
+    pub fn policy(&self) -> &Policy {
+        self.plugin.policy()
+    }
+
+    /// The loaded plugin.
+    pub fn plugin(&self) -> &Arc<Plugin> {
+        &self.plugin
+    }
+
+    /// The granted permissions.
+    pub fn grants(&self) -> &Permissions {
+        &self.grants
+    }
+
+    /// The intents the plugin declares.
+    pub fn declared(&self) -> &Declared {
+        &self.declared
+    }
+
+    /// The cancel flag, when the session has one.
+    pub fn cancel(&self) -> Option<&Cancel> {
+        self.environment.cancel.as_ref()
+    }
+
+    /// Whether the plugin's captured output is forwarded.
+    pub fn quiet(&self) -> bool {
+        self.options.quiet
+    }
+
+    /// A new environment for one sandbox.
+    fn environment(&self) -> Box<dyn Environment> {
+        self.environment.environment(Duration::from_millis(self.policy().timeout_ms))
+    }
+
+    /// The workspace folder the host's files default to.
+    fn workspace_dir(&self) -> PathBuf {
+        workspace_dir(self.options.host.workspace.as_deref())
+    }
+
+    /// Checks that the files the host intents need are usable, so a session that opened can
+    /// build its host intents later: a file a flag names must be there.
+    fn check_host_files(&self) -> Result<(), SessionError> {
+        for (flag, path) in [("--vault", &self.options.host.vault), ("--context", &self.options.host.context)] {
+            if let Some(path) = path.as_ref().filter(|p| !p.exists()) {
+                return Err(SessionError::Usage(format!("{flag} {}: no such file", path.display())));
+            }
+        }
+        for (id, path) in &self.options.host.tools {
+            if !path.is_file() {
+                return Err(SessionError::Usage(format!("--tool {id}={}: no such file", path.display())));
+            }
+        }
+        self.host_intents().map(drop)
+    }
+
+    /// The std host intents of one sandbox: flags first, else the workspace's files.
+    fn host_intents(&self) -> Result<StdIntents, SessionError> {
+        let workspace = self.workspace_dir();
+        let host = &self.options.host;
+        // A flag names a file that must be there (checked on open); the workspace's are optional.
+        let existing = |path: PathBuf| path.exists().then_some(path);
+        let vault_path = host.vault.clone().or_else(|| existing(workspace.join(VAULT_FILE)));
+        let context_path = host.context.clone().or_else(|| existing(workspace.join(CONTEXT_FILE)));
+        let audit_path = host.audit.clone().unwrap_or_else(|| workspace.join(AUDIT_FILE));
+        if let Some(parent) = audit_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| SessionError::Usage(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        let registry = host.tools.iter().cloned().collect();
+        Ok(StdIntents {
+            tools: Tools::new(registry, vec![self.identity.id.clone()], TOOL_MAX_DEPTH)
+                .with_audit(Some(audit_path.clone()))
+                .with_environment(self.environment.clone()),
+            identity: self.identity.clone(),
+            dist: Dist::new(self.dist.clone(), DIST_MAX_BYTES),
+            log: Log::new(LOG_MAX_COUNT, LOG_MAX_BYTES).showing(self.options.log_level),
+            net: Net::new(NET_MAX_BODY_BYTES),
+            vault: Vault::load(vault_path.as_deref()).map_err(SessionError::Usage)?,
+            context: Context::load(context_path.as_deref()).map_err(SessionError::Usage)?,
+            audit: AuditLog::new(Some(audit_path)),
+            grants: self.grants.clone(),
+        })
+    }
+
+    /// A new sandbox: a fresh environment, the host intents for the current grants.
+    pub fn sandbox(&self) -> Result<Sandbox, SessionError> {
+        let host = self.host_intents()?;
+        Ok(Sandbox::new(Arc::clone(&self.plugin), self.environment()).with_host(Box::new(host), self.grants.clone()))
+    }
+
+    /// Why `method` may not run, when it may not: an installed plugin runs only the intents
+    /// its `plugin.toml` declares (the surface its operator approved).
+    pub fn refusal(&self, method: &str) -> Option<Failure> {
+        if !self.is_installed() || self.declared.declares(method) {
+            return None;
+        }
+        let names = self.declared.names();
+        let offered = if names.is_empty() {
+            "its plugin.toml declares no intents, so none can be called".to_string()
+        } else {
+            format!("it declares: {}", names.join(", "))
+        };
+        Some(Failure::new(
+            BlockedReason::NotApproved,
+            format!(
+                "Intent `{}` is not declared in the plugin's plugin.toml, and an installed plugin runs only the intents its operator approved; {offered}.",
+                crate::files::truncated(method, 64)
+            ),
+        ))
+    }
+
+    /// Runs one request in `sandbox` (refusing an undeclared intent of an installed plugin
+    /// without running anything). A Ctrl-C while it runs cancels it.
+    pub fn run(&self, sandbox: &mut Sandbox, request: &Request) -> Ran {
+        let refused = match request.method() {
+            Some(method) => self.refusal(&method),
+            None if self.is_installed() => self.refusal(""),
+            None => None,
+        };
+        if let Some(failure) = refused {
+            let report = IntentReport {
+                outcome: Outcome::from_failure(failure),
+                fuel_used: 0,
+                launch_fuel: 0,
+                peak_memory_bytes: 0,
+                host_calls: 0,
+                host_bytes: 0,
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                output_dropped: 0,
+            };
+            return Ran { report, elapsed: Duration::ZERO, cancelled: false, discarded: false, launch_fuel: 0 };
+        }
+        if let Some(cancel) = self.cancel() {
+            cancel.clear();
+        }
+        let started = Instant::now();
+        let report = match request {
+            Request::Intent { method, params } => sandbox.execute(method, params),
+            Request::Raw(text) => sandbox.execute_request(text.as_bytes()),
+        };
+        let elapsed = started.elapsed();
+        let cancelled = self.cancel().is_some_and(Cancel::clear)
+            && report.outcome.blocked_reason() == Some(BlockedReason::DeadlineExceeded.as_str());
+        let launch_fuel = report.launch_fuel;
+        Ran { discarded: !sandbox.is_live(), report, elapsed, cancelled, launch_fuel }
+    }
+
+    /// Forwards the plugin's captured output to `err`, each line marked as the plugin's and
+    /// escaped (a plugin's bytes never reach the terminal raw); nothing with `-q`.
+    pub fn write_plugin_output(&self, report: &IntentReport, err: &mut dyn Write) -> io::Result<()> {
+        if self.options.quiet {
+            return Ok(());
+        }
+        for (stream, bytes) in [("stdout", &report.stdout), ("stderr", &report.stderr)] {
+            for line in String::from_utf8_lossy(bytes).lines() {
+                textln!(err, "[plugin {stream}] {line}")?;
+            }
+        }
+        if report.output_dropped > 0 {
+            textln!(err, "[plugin] {} bytes of output dropped (capture limit)", report.output_dropped)?;
+        }
+        Ok(())
+    }
+
+    /// Reloads the module under `policy` (from the bytes already read).
+    fn reload_with(&mut self, policy: Policy) -> Result<(), SessionError> {
+        self.plugin = Arc::new(load(&self.bytes, policy)?);
+        Ok(())
+    }
+
+    /// Sets the fuel budget of the following intents (reloads the plugin: fresh instance). An
+    /// installed plugin's budget stays within its approval.
+    pub fn set_fuel(&mut self, fuel: u64) -> Result<(), SessionError> {
+        self.options.limits.fuel = Some(fuel);
+        let policy = match &self.origin {
+            Origin::File(_) => self.options.limits.apply(&Policy::default()),
+            Origin::Installed { approved, .. } => {
+                let checked = self.options.limits.within(approved);
+                if checked.is_err() {
+                    self.options.limits.fuel = Some(self.policy().fuel_per_intent);
+                }
+                checked.map_err(SessionError::AboveApproval)?
+            }
+        };
+        self.reload_with(policy)
+    }
+
+    /// Adds a permission (module files only); the confirmation, or why it was refused.
+    pub fn grant(&mut self, text: &str) -> Result<String, String> {
+        if self.is_installed() {
+            return Err(
+                ":grant works on a plugin file only; an installed plugin runs with its approved permissions".into()
+            );
+        }
+        let permission = Permission::parse(text).map_err(|e| e.to_string())?;
+        if self.grants.contains(&permission) {
+            return Ok(format!("{permission} is already granted"));
+        }
+        let mut all: Vec<String> = self.grants.iter().map(ToString::to_string).collect();
+        all.push(permission.to_string());
+        self.grants = Permissions::parse_all(all.iter().map(String::as_str)).map_err(|e| e.to_string())?;
+        let now: Vec<String> = self.grants.iter().map(ToString::to_string).collect();
+        Ok(format!("granted {permission} (now: {})", now.join(", ")))
+    }
+
+    /// Reads the plugin again: a module file from disk (under the same limits), an installed
+    /// plugin through the approved-launch check again, so a module whose hash changed without
+    /// a new approval is refused and the session keeps what it had. Returns whether the module
+    /// changed.
+    pub fn reload(&mut self) -> Result<bool, SessionError> {
+        let reopened = match &self.origin {
+            Origin::File(path) => {
+                let mut options = self.options.clone();
+                options.grants = self.grants.iter().map(ToString::to_string).collect();
+                Self::open_file(path, options)?
+            }
+            Origin::Installed { id, workspace, .. } => {
+                let workspace = Workspace { dir: workspace.clone() };
+                let mut options = self.options.clone();
+                if let Some(fuel) = options.limits.fuel {
+                    options.limits.fuel = Some(fuel.min(self.policy().fuel_per_intent));
+                }
+                Self::open_installed(&workspace, id, options)?
+            }
+        };
+        let changed = reopened.identity.hash != self.identity.hash;
+        *self = reopened;
+        Ok(changed)
+    }
+}

@@ -1,0 +1,80 @@
+//! One run of a session: what is asked (an intent or a raw request) and what came back, with
+//! the figures `--stats` and the REPL print.
+
+use crate::hints::{self, Front};
+use contour_core::IntentReport;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// What to run: an intent with params, or a raw JSON-RPC request sent as it is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// `METHOD` with params.
+    Intent {
+        /// The method.
+        method: String,
+        /// Its params.
+        params: Value,
+    },
+    /// A raw request (the REPL's `{...}` lines).
+    Raw(String),
+}
+
+impl Request {
+    /// The method, when it can be read (a raw request's `method` member).
+    pub fn method(&self) -> Option<String> {
+        match self {
+            Self::Intent { method, .. } => Some(method.clone()),
+            Self::Raw(text) => serde_json::from_str::<Value>(text)
+                .ok()
+                .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_string)),
+        }
+    }
+}
+
+/// One intent run: the report, the time it took, and whether Ctrl-C cancelled it.
+#[derive(Debug)]
+pub struct Ran {
+    /// What core reported.
+    pub report: IntentReport,
+    /// Wall time, launch included.
+    pub elapsed: Duration,
+    /// Cancelled by Ctrl-C (it ends as `deadline_exceeded`).
+    pub cancelled: bool,
+    /// The instance was discarded (the next intent starts a fresh one).
+    pub discarded: bool,
+    /// Fuel the launch used (0 when the instance was already running).
+    pub launch_fuel: u64,
+}
+
+impl Ran {
+    /// The outcome's JSON as printed at `front`.
+    pub fn outcome_json(&self, front: Front) -> String {
+        let context = hints::Context { cancelled: self.cancelled, ..hints::Context::default() };
+        hints::outcome_json(&self.report.outcome, front, context).into_owned()
+    }
+
+    /// The figures (`--stats`) as one JSON object.
+    pub fn stats_json(&self) -> Value {
+        json!({
+            "fuelUsed": self.report.fuel_used,
+            "launchFuel": self.launch_fuel,
+            "peakMemoryBytes": self.report.peak_memory_bytes,
+            "elapsedUs": u64::try_from(self.elapsed.as_micros()).unwrap_or(u64::MAX),
+            "hostCalls": self.report.host_calls,
+            "cancelled": self.cancelled,
+        })
+    }
+
+    /// The figures as one text line.
+    pub fn stats_line(&self) -> String {
+        format!(
+            "fuel_used={} launch_fuel={} peak_memory_bytes={} elapsed_us={} host_calls={}",
+            self.report.fuel_used,
+            self.launch_fuel,
+            self.report.peak_memory_bytes,
+            self.elapsed.as_micros(),
+            self.report.host_calls
+        )
+    }
+}

@@ -1,0 +1,109 @@
+//! `--json` prints JSON for every command, with one documented shape each (one document, or
+//! JSON lines for the audit stream), errors included, through the built binary.
+
+#[path = "support/tdm.rs"]
+mod support;
+
+use serde_json::Value;
+use support::{echo, json, package, stderr, tdm, text, write, OK};
+
+/// Every stdout line parsed as JSON.
+fn lines(out: &std::process::Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?} is not JSON: {e}")))
+        .collect()
+}
+
+#[test]
+fn every_command_prints_one_json_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let ws_text = ws.display().to_string();
+    let pkg = package(dir.path(), "pkg", "ok", OK, &[("ping", "answers ok")], "");
+    let pkg = pkg.display().to_string();
+    let hub = support::repo().join("examples/hub").display().to_string();
+    let echo = echo();
+    let steps: Vec<(Vec<&str>, &str, &str)> = vec![
+        (vec!["hub", "list", "--hub", &hub, "--json"], "plugins", ""),
+        (vec!["install", &pkg, "--json"], "status", "installed"),
+        (vec!["approve", "ok", "--yes", "--json"], "status", "approved"),
+        (vec!["call", "ok", "ping", "--json"], "status", "completed"),
+        (vec!["workspace", "status", "--json", "--workspace", &ws_text], "plugins", ""),
+        (vec!["inspect", &echo, "--json"], "verdict", "accepted"),
+        (vec!["run", &echo, "greet", "--json"], "status", "completed"),
+        (vec!["revoke", "ok", "--json"], "status", "revoked"),
+        (vec!["uninstall", "ok", "--json"], "status", "uninstalled"),
+    ];
+    for (args, key, value) in steps {
+        let out = tdm(&ws, &args, b"");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+        let document = json(&out);
+        assert!(document.get(key).is_some(), "{args:?}: {document}");
+        if !value.is_empty() {
+            assert_eq!(document[key], value, "{args:?}: {document}");
+        }
+    }
+    let hub_list = json(&tdm(&ws, &["hub", "list", "--hub", &hub, "--json"], b""));
+    assert_eq!(hub_list["plugins"][0]["intents"][0]["name"], "greet", "{hub_list}");
+    assert_eq!(hub_list["plugins"][0]["intents"][0]["description"], "Returns the params it was given.");
+}
+
+#[test]
+fn errors_with_json_are_json_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["inspect", "/nonexistent.wasm", "--json"],
+        vec!["run", "/nonexistent.wasm", "x", "--json"],
+        vec!["call", "ghost.wat", "x", "--json"],
+        vec!["install", "nothing-here", "--json"],
+        vec!["approve", "ghost", "--yes", "--json"],
+        vec!["revoke", "ghost", "--json"],
+        vec!["hub", "list", "--hub", "/nonexistent", "--json"],
+        vec!["run", "x.wasm", "m", "--fuel", "0", "--json"],
+        vec!["inspect", "--json"],
+        vec!["run", "x.wasm", "m", "--bogus", "--json"],
+    ];
+    for args in cases {
+        let out = tdm(dir.path(), &args, b"");
+        assert!(matches!(out.status.code(), Some(1 | 2)), "{args:?}: {}", text(&out));
+        let error = json(&out);
+        assert_eq!(error["status"], "error", "{args:?}: {error}");
+        assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{args:?}: {error}");
+        assert!(matches!(error["error"].as_str(), Some("usage" | "io" | "refused")), "{args:?}: {error}");
+        assert!(!stderr(&out).is_empty(), "the text goes to stderr too: {args:?}");
+    }
+}
+
+#[test]
+fn stats_json_is_one_object_on_stderr_and_audit_json_is_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tdm(dir.path(), &["run", &echo(), "greet", "--stats", "--json"], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json(&out)["status"], "completed");
+    let stats: Value = stderr(&out)
+        .lines()
+        .find_map(|l| serde_json::from_str::<Value>(l).ok())
+        .unwrap_or_else(|| panic!("no JSON line on stderr: {}", stderr(&out)));
+    for key in ["fuelUsed", "launchFuel", "peakMemoryBytes", "elapsedUs", "hostCalls"] {
+        assert!(stats["stats"][key].is_u64(), "{key}: {stats}");
+    }
+    let text_stats = tdm(dir.path(), &["run", &echo(), "greet", "--stats"], b"");
+    assert!(stderr(&text_stats).contains("tdm: fuel_used="), "{}", stderr(&text_stats));
+
+    let spin = write(
+        dir.path(),
+        "exit3.wat",
+        r#"(module (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+        (memory (export "memory") 1) (func (export "_start") (call $exit (i32.const 3))))"#,
+    );
+    let out = tdm(dir.path(), &["exec", &spin, "--stats", "--json"], b"");
+    assert_eq!(out.status.code(), Some(3));
+    let stats: Value = serde_json::from_str(stderr(&out).trim()).expect("exec's stats are one JSON line on stderr");
+    assert!(stats["stats"]["fuelUsed"].is_u64(), "{stats}");
+
+    let audit =
+        write(dir.path(), "audit.jsonl", "{\"plugin\":\"a\",\"granted\":true}\n{\"plugin\":\"b\",\"granted\":false}\n");
+    let out = tdm(dir.path(), &["audit", "--audit", &audit, "--json"], b"");
+    assert_eq!(lines(&out).len(), 2, "one JSON line per decision");
+}
