@@ -124,12 +124,17 @@ fn a_valid_grant_rebuilds_the_host_with_a_fresh_instance() {
 }
 
 #[test]
-fn record_says_it_is_not_available_yet() {
-    let (code, outcomes, err) = drive(counter(), ":record x\ncount\n:stop\n");
+fn record_and_stop_write_a_trace_and_a_change_of_grants_ends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("x.trace");
+    let input = format!(":stop\n:record {0}\ncount\n:record {0}\n:grant vault:read\ncount\n", trace.display());
+    let (code, outcomes, err) = drive(counter(), &input);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(counts(&outcomes), [json!(1)]);
-    assert!(err.contains("line 1: error: recording is not available yet"), "{err}");
-    assert!(err.contains("line 3: error: recording is not available yet"), "{err}");
+    assert_eq!(counts(&outcomes), [json!(1), json!(1)]);
+    assert!(err.contains("line 1: error: not recording"), "{err}");
+    assert!(err.contains("line 4: error: already recording"), "{err}");
+    assert!(err.contains("recorded 1 intent(s)") && err.contains("recording stopped"), "{err}");
+    assert!(trace.is_file());
 }
 
 #[test]

@@ -61,6 +61,15 @@ pub struct SeedArg {
     pub(crate) seed: Option<u64>,
 }
 
+/// `--record FILE`.
+#[derive(Debug, Clone, Args)]
+pub struct RecordArg {
+    /// Record the session (every input the plugin reads, every outcome and fuel figure) into
+    /// FILE, for `tdm replay FILE`
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record: Option<std::path::PathBuf>,
+}
+
 /// `--params JSON|@FILE|-`.
 #[derive(Debug, Clone, Args)]
 pub struct ParamsArg {

@@ -2,7 +2,7 @@
 //! within its approval; stdout is its outcome as one JSON line, and the call's figures are
 //! kept in the workspace.
 
-use super::args::{GlobalArgs, JsonArg, LimitArgs, ParamsArg, SeedArg, WorkspaceArg};
+use super::args::{GlobalArgs, JsonArg, LimitArgs, ParamsArg, RecordArg, SeedArg, WorkspaceArg};
 use super::misread;
 use super::report::{self, CliError};
 use super::run::refused_at_load;
@@ -35,6 +35,8 @@ pub struct CallArgs {
     pub(crate) limits: LimitArgs,
     #[command(flatten)]
     pub(crate) seed: SeedArg,
+    #[command(flatten)]
+    pub(crate) record: RecordArg,
     #[command(flatten)]
     pub(crate) ws: WorkspaceArg,
     #[command(flatten)]
@@ -76,6 +78,7 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
         }
     };
     let mut sandbox = session.sandbox()?;
+    report::start_recording(&session, &mut sandbox, args.record.record.as_deref())?;
     let ran = session.run(&mut sandbox, &Request::Intent { method: args.method.clone(), params });
     let _ = session.write_plugin_output(&ran.report, &mut std::io::stderr().lock());
     if args.limits.stats {
@@ -94,5 +97,6 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     if let Err(e) = operator::record_last_call(&workspace, &args.id, last) {
         errln!("tdm: could not record the call in the workspace: {e}");
     }
-    Ok(report::print_outcome(&ran.outcome_json(Front::Call), outcome.is_completed()))
+    let code = report::print_outcome(&ran.outcome_json(Front::Call), outcome.is_completed());
+    Ok(report::finish_recording(&mut sandbox, args.record.record.as_deref(), args.json.json).unwrap_or(code))
 }

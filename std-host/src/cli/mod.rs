@@ -17,6 +17,7 @@ pub mod inspect;
 pub mod install;
 pub mod misread;
 pub mod repl;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod status;
@@ -34,6 +35,7 @@ Examples:
   tdm run plugin.wasm sum --params @big.json --fuel 10_000_000 --max-memory 16MiB
   tdm inspect plugin.wasm --json
   tdm repl plugin.wasm
+  tdm run plugin.wasm greet --record greet.trace && tdm replay greet.trace
   tdm install echo --hub examples/hub && tdm approve echo && tdm call echo greet
   tdm completions bash > ~/.local/share/bash-completion/completions/tdm";
 
@@ -74,6 +76,8 @@ pub enum Command {
     Workspace(status::WorkspaceCommand),
     /// Print the audit log: one line per host-call decision.
     Audit(audit::AuditArgs),
+    /// Replay a recorded session (--record FILE): the same bytes and fuel, or the first divergence.
+    Replay(replay::ReplayArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
 }
@@ -93,6 +97,7 @@ fn dispatch(command: &Command, global: &GlobalArgs) -> u8 {
         Command::Uninstall(args) => approve::uninstall(args, global),
         Command::Workspace(args) => status::main(args, global),
         Command::Audit(args) => audit::main(args, global),
+        Command::Replay(args) => replay::main(args, global),
         Command::Completions(args) => completions::main(args, global),
     }
 }

@@ -158,6 +158,43 @@ impl From<OperatorError> for CliError {
 }
 
 /// Prints an outcome's JSON as one line on stdout; the exit code for it.
+/// Starts recording into `sandbox` when `--record` was given.
+pub fn start_recording(
+    session: &crate::session::Session,
+    sandbox: &mut contour_core::Sandbox,
+    record: Option<&std::path::Path>,
+) -> Result<(), CliError> {
+    match record {
+        Some(_) => session.start_recording(sandbox).map_err(|e| CliError::usage(format!("--record: {e}"))),
+        None => Ok(()),
+    }
+}
+
+/// Writes the recorded trace to `record` (after the outcome was printed): `Ok` with nothing
+/// recorded, the exit code of a failed write otherwise.
+pub fn finish_recording(
+    sandbox: &mut contour_core::Sandbox,
+    record: Option<&std::path::Path>,
+    json: bool,
+) -> Option<u8> {
+    let path = record?;
+    let written = match sandbox.stop_recording() {
+        Some(Ok(trace)) => crate::traces::write_trace(path, &trace).map(|()| trace.intents.len()),
+        Some(Err(e)) => Err(crate::traces::TraceFileError::Trace(path.to_path_buf(), e)),
+        None => Ok(0),
+    };
+    match written {
+        Ok(intents) => {
+            if !json {
+                errln!("tdm: recorded {intents} intent(s) to {}", path.display());
+            }
+            None
+        }
+        Err(e) => Some(CliError::io(e.to_string()).print(json)),
+    }
+}
+
+/// Prints an outcome (one JSON line on stdout); the exit code it implies.
 pub fn print_outcome(json: &str, completed: bool) -> u8 {
     terminal::out_json(json);
     if completed {

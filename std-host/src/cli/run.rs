@@ -1,6 +1,6 @@
 //! `tdm run PLUGIN METHOD`: one intent of a module file; stdout is its outcome as one JSON line.
 
-use super::args::{GlobalArgs, HostArgs, JsonArg, LimitArgs, ParamsArg, SeedArg};
+use super::args::{GlobalArgs, HostArgs, JsonArg, LimitArgs, ParamsArg, RecordArg, SeedArg};
 use super::misread;
 use super::report::{self, CliError};
 use crate::exit::EXIT_FAILED;
@@ -36,6 +36,8 @@ pub struct RunArgs {
     pub(crate) limits: LimitArgs,
     #[command(flatten)]
     pub(crate) seed: SeedArg,
+    #[command(flatten)]
+    pub(crate) record: RecordArg,
     #[command(flatten)]
     pub(crate) host: HostArgs,
     #[command(flatten)]
@@ -73,12 +75,14 @@ fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
         Err(e) => return refused_at_load(e, Front::Run),
     };
     let mut sandbox = session.sandbox()?;
+    report::start_recording(&session, &mut sandbox, args.record.record.as_deref())?;
     let ran = session.run(&mut sandbox, &Request::Intent { method: args.method.clone(), params });
     let _ = session.write_plugin_output(&ran.report, &mut std::io::stderr().lock());
     if args.limits.stats {
         report::print_stats(&ran, args.json.json);
     }
-    Ok(report::print_outcome(&ran.outcome_json(Front::Run), ran.report.outcome.is_completed()))
+    let code = report::print_outcome(&ran.outcome_json(Front::Run), ran.report.outcome.is_completed());
+    Ok(report::finish_recording(&mut sandbox, args.record.record.as_deref(), args.json.json).unwrap_or(code))
 }
 
 /// A session that did not open: a module refused at load (or not approved) prints its failed

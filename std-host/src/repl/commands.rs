@@ -41,6 +41,7 @@ impl Repl {
             }
             Command::Fuel(Some(fuel)) => match self.session.set_fuel(fuel) {
                 Ok(()) => {
+                    self.stop_for_change(&mut text)?;
                     self.sandbox = None;
                     textln!(
                         &mut text,
@@ -56,6 +57,7 @@ impl Repl {
             },
             Command::Grant(perm) => match self.session.grant(&perm) {
                 Ok(message) => {
+                    self.stop_for_change(&mut text)?;
                     self.sandbox = None;
                     textln!(&mut text, "{message}; the next intent starts a fresh instance")?;
                     let grants: Vec<String> = self.session.grants().iter().map(ToString::to_string).collect();
@@ -92,6 +94,7 @@ impl Repl {
             }
             Command::Reload => match self.session.reload() {
                 Ok(changed) => {
+                    self.stop_for_change(&mut text)?;
                     self.sandbox = None;
                     let what = if changed { "the module changed" } else { "the module is unchanged" };
                     textln!(&mut text, "reloaded ({what}); the next intent starts a fresh instance")?;
@@ -100,9 +103,15 @@ impl Repl {
                 Err(e) => Err(format!("not reloaded, the session keeps the module it had: {e}")),
             },
             Command::Load(path) => return self.load(&path, out, err),
-            Command::Record(_) | Command::Stop => {
-                Err("recording is not available yet: replay traces arrive with the replay issue".to_string())
-            }
+            Command::Record(path) => self.record(&path, &mut text)?,
+            Command::Stop => match self.end_recording() {
+                Some(Ok(message)) => {
+                    textln!(&mut text, "{message}")?;
+                    Ok(json!({"stopped": true}))
+                }
+                Some(Err(message)) => Err(format!("the recording was lost: {message}")),
+                None => Err("not recording (:record FILE starts)".to_string()),
+            },
             Command::Quit => Ok(json!({})),
         };
         let info: &mut dyn Write = if self.terminal { &mut *out } else { &mut *err };
@@ -112,6 +121,39 @@ impl Repl {
             Err(message) => self.error(out, err, &message)?,
         }
         Ok(if name == "quit" { Flow::Quit } else { Flow::Continue })
+    }
+
+    /// `:record FILE`: starts recording into FILE from a fresh instance.
+    fn record(&mut self, path: &str, text: &mut Vec<u8>) -> io::Result<Result<Value, String>> {
+        if let Some(current) = &self.recording {
+            return Ok(Err(format!("already recording into {} (:stop first)", current.display())));
+        }
+        let path = std::path::PathBuf::from(path);
+        if let Err(e) = self.sandbox() {
+            return Ok(Err(format!("cannot record: {e}")));
+        }
+        let started = match self.sandbox.as_mut() {
+            Some(sandbox) => self.session.start_recording(sandbox).map_err(|e| e.to_string()),
+            None => Err("no sandbox".to_string()),
+        };
+        if let Err(why) = started {
+            return Ok(Err(format!("cannot record: {why}")));
+        }
+        textln!(text, "recording into {} (from a fresh instance; :stop writes the trace)", path.display())?;
+        let shown = path.display().to_string();
+        self.recording = Some(path);
+        Ok(Ok(json!({"recording": shown})))
+    }
+
+    /// A change of policy, grants or module ends a recording (a trace has one of each).
+    fn stop_for_change(&mut self, text: &mut Vec<u8>) -> io::Result<()> {
+        match self.end_recording() {
+            Some(Ok(message)) => {
+                textln!(text, "{message}; recording stopped (a trace keeps one policy, grants and module)")
+            }
+            Some(Err(message)) => textln!(text, "the recording was lost: {message}"),
+            None => Ok(()),
+        }
     }
 
     /// `:intents`: the declared intents as a table; the JSON names them.
@@ -251,9 +293,9 @@ mod tests {
             let value: Value = serde_json::from_str(&out).expect("JSON");
             assert_eq!((value["status"].as_str(), value["command"].as_str()), (Some("ok"), Some(command)), "{out}");
         }
-        let (_, out, err) = handle(&mut repl, ":record x");
+        let (_, out, err) = handle(&mut repl, ":stop");
         let value: Value = serde_json::from_str(&out).expect("JSON");
         assert_eq!(value["status"], "error");
-        assert!(err.contains("not available yet"), "{err}");
+        assert!(err.contains("not recording"), "{err}");
     }
 }

@@ -92,8 +92,8 @@ pub const COMMANDS: [(&str, &str); 13] = [
     (":reset", "discard the instance; the next intent starts a fresh one"),
     (":reload", "read the module again (an installed plugin only as approved); fresh instance"),
     (":load", ":load FILE runs the entry in FILE (METHOD [params] or a JSON-RPC request)"),
-    (":record", ":record FILE saves a replay trace (not available yet)"),
-    (":stop", "stops recording (not available yet)"),
+    (":record", ":record FILE records the session into a trace for tdm replay (from a fresh instance)"),
+    (":stop", "stops recording and writes the trace"),
     (":quit", "leave (Ctrl-D too)"),
     (":q", "same as :quit"),
 ];

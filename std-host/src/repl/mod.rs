@@ -122,12 +122,29 @@ struct Repl {
     /// The first line of the entry being handled (for messages in piped mode).
     line_no: u64,
     front: Front,
+    /// The file `:record` writes to, while recording.
+    recording: Option<PathBuf>,
 }
 
 impl Repl {
     fn new(session: Session, terminal: bool) -> Self {
         let front = session.repl_front();
-        Self { session, sandbox: None, stats: Stats::default(), terminal, line_no: 0, front }
+        Self { session, sandbox: None, stats: Stats::default(), terminal, line_no: 0, front, recording: None }
+    }
+
+    /// Stops a running recording and writes its trace; what happened, for the user (`None`
+    /// when nothing was being recorded).
+    fn end_recording(&mut self) -> Option<Result<String, String>> {
+        let path = self.recording.take()?;
+        let stopped = self.sandbox.as_mut().and_then(Sandbox::stop_recording);
+        let written = match stopped {
+            Some(Ok(trace)) => {
+                crate::traces::write_trace(&path, &trace).map(|()| trace.intents.len()).map_err(|e| e.to_string())
+            }
+            Some(Err(e)) => Err(format!("{}: {e}", path.display())),
+            None => Ok(0),
+        };
+        Some(written.map(|n| format!("recorded {n} intent(s) to {} (tdm replay {0})", path.display())))
     }
 
     /// The sandbox, made on first use.
@@ -251,5 +268,18 @@ fn memory(bytes: u64) -> String {
         format!("{bytes} bytes ({})", format_size(bytes))
     } else {
         format!("{bytes} bytes")
+    }
+}
+
+impl Drop for Repl {
+    /// Leaving the REPL while recording writes the trace, as `:stop` would.
+    fn drop(&mut self) {
+        match self.end_recording() {
+            Some(Ok(message)) => crate::terminal::err_line(&format!("tdm repl: {message}")),
+            Some(Err(message)) => {
+                crate::terminal::err_line(&format!("tdm repl: error: the recording was lost: {message}"))
+            }
+            None => {}
+        }
     }
 }

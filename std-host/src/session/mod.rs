@@ -395,6 +395,21 @@ impl Session {
         Ok(Sandbox::new(Arc::clone(&self.plugin), self.environment()).with_host(Box::new(host), self.grants.clone()))
     }
 
+    /// Where a trace of this session says its module came from: the file path as given, or
+    /// `plugin:ID` for an installed plugin (`traces::module_for` finds it again from that).
+    pub fn trace_label(&self) -> String {
+        match &self.origin {
+            Origin::File(path) => path.display().to_string(),
+            Origin::Installed { id, .. } => format!("{}{id}", crate::traces::INSTALLED_PREFIX),
+        }
+    }
+
+    /// Starts recording what runs in `sandbox` (its live instance is discarded first): the
+    /// trace names the module bytes this session loaded.
+    pub fn start_recording(&self, sandbox: &mut Sandbox) -> Result<(), contour_core::trace::TraceError> {
+        sandbox.start_recording(&self.bytes, &self.trace_label())
+    }
+
     /// Why `method` may not run, when it may not: an installed plugin runs only the intents
     /// its `plugin.toml` declares (the surface its operator approved).
     pub fn refusal(&self, method: &str) -> Option<Failure> {

@@ -1,0 +1,176 @@
+//! Record and replay through the `tdm` binary: `--record` on run and call, the REPL's
+//! `:record`/`:stop`, `tdm replay` (identical, a divergence at the right intent with exit 1, a
+//! changed module refused unless `--plugin`), `--show`, `--json`, and host answers replayed with
+//! no host at all.
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn tdm_in(workspace: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
+        .args(args)
+        .env("TDM_WORKSPACE", workspace)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tdm runs");
+    if let Some(text) = stdin {
+        child.stdin.take().expect("piped").write_all(text.as_bytes()).expect("stdin takes the entries");
+    }
+    child.wait_with_output().expect("tdm ends")
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn echo() -> String {
+    repo().join("examples/echo/echo.wat").display().to_string()
+}
+
+/// A plugin answering with a random u64 it reads (so only its recorded input replays it).
+const RANDOM: &str = r#"(module
+  (import "wasi_snapshot_preview1" "random_get" (func $random (param i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "\1f\00\00\00{\"status\":\"completed\",\"output\":\"")
+  (func (export "tdm_alloc") (param i32) (result i32) i32.const 4096)
+  (func (export "tdm_free") (param i32 i32))
+  (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) (local $i i32)
+    (drop (call $random (i32.const 512) (i32.const 8)))
+    ;; 16 hex digits of the 8 random bytes at 52 (after the 32-byte prefix at 20), then `"}`.
+    (loop $hex
+      (i32.store8 (i32.add (i32.const 52) (i32.mul (local.get $i) (i32.const 2)))
+        (i32.add (i32.const 97) (i32.shr_u (i32.load8_u (i32.add (i32.const 512) (local.get $i))) (i32.const 4))))
+      (i32.store8 (i32.add (i32.const 53) (i32.mul (local.get $i) (i32.const 2)))
+        (i32.add (i32.const 97) (i32.and (i32.load8_u (i32.add (i32.const 512) (local.get $i))) (i32.const 15))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $hex (i32.lt_u (local.get $i) (i32.const 8))))
+    (i32.store16 (i32.const 68) (i32.const 0x7d22))
+    (i32.store (i32.const 16) (i32.const 50))
+    i32.const 16))"#;
+
+#[test]
+fn run_record_then_replay_is_identical_and_an_edit_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let plugin = dir.path().join("random.wat");
+    std::fs::write(&plugin, RANDOM).unwrap();
+    let trace = dir.path().join("random.trace");
+    let out =
+        tdm_in(&ws, &["run", &plugin.display().to_string(), "roll", "--record", &trace.display().to_string()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let first: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(first["output"].as_str().is_some_and(|s| s.len() == 16), "{first}");
+    // The real OS entropy was recorded: the replay gives the same bytes, so the same outcome.
+    let out = tdm_in(&ws, &["replay", &trace.display().to_string()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("replayed 1 intents: identical"), "{}", text(&out));
+    let out = tdm_in(&ws, &["replay", &trace.display().to_string(), "--json"], None);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["identical"], true, "{report}");
+    // --show names the input and the outcome.
+    let out = tdm_in(&ws, &["replay", &trace.display().to_string(), "--show"], None);
+    let shown = text(&out);
+    assert!(shown.contains("random_get(8 bytes)") && shown.contains(first["output"].as_str().unwrap()), "{shown}");
+    // Another module (the echo) is refused by hash, and replayed when given on purpose.
+    let out = tdm_in(&ws, &["replay", &trace.display().to_string(), "--plugin", &echo()], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("diverged at intent 1"), "{}", text(&out));
+    std::fs::write(&plugin, RANDOM.replace("(i32.const 97)", "(i32.const 65)")).unwrap();
+    let out = tdm_in(&ws, &["replay", &trace.display().to_string()], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("is not the module the trace recorded"), "{}", text(&out));
+    // Damaged trace bytes are a clear error, not a panic.
+    let mut bytes = std::fs::read(&trace).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    std::fs::write(&trace, bytes).unwrap();
+    let out = tdm_in(&ws, &["replay", &trace.display().to_string()], None);
+    assert!(matches!(out.status.code(), Some(1 | 2)), "{}", text(&out));
+    assert!(text(&out).contains("truncated"), "{}", text(&out));
+}
+
+#[test]
+fn the_repl_records_between_record_and_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let trace = dir.path().join("repl.trace");
+    let entries = format!(
+        "greet {{\"name\":\"before\"}}\n:record {}\ngreet {{\"name\":\"Ada\"}}\ngreet {{\"name\":\"Grace\"}}\n:stop\ngreet {{}}\n",
+        trace.display()
+    );
+    let out = tdm_in(&ws, &["repl", &echo(), "--seed", "3"], Some(&entries));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("recorded 2 intent(s)"), "{}", text(&out));
+    let out = tdm_in(&ws, &["replay", &trace.display().to_string()], None);
+    assert!(text(&out).contains("replayed 2 intents: identical"), "{}", text(&out));
+    // Leaving while recording writes the trace too.
+    let entries = format!(":record {}\ngreet {{\"name\":\"Lin\"}}\n", trace.display());
+    let out = tdm_in(&ws, &["repl", &echo()], Some(&entries));
+    assert!(text(&out).contains("recorded 1 intent(s)"), "{}", text(&out));
+    let out = tdm_in(&ws, &["replay", &trace.display().to_string()], None);
+    assert!(text(&out).contains("replayed 1 intents: identical"), "{}", text(&out));
+}
+
+#[test]
+fn call_records_an_installed_plugin_and_replay_finds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let hub = repo().join("examples/hub").display().to_string();
+    let ws_arg = ws.display().to_string();
+    for args in [vec!["install", "echo", "--hub", &hub], vec!["approve", "echo", "--yes"]] {
+        let mut all = args.clone();
+        all.extend(["--workspace", &ws_arg]);
+        let out = tdm_in(&ws, &all, None);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let trace = dir.path().join("call.trace").display().to_string();
+    let out = tdm_in(&ws, &["call", "echo", "greet", "--params", r#"{"name":"Ada"}"#, "--record", &trace], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = tdm_in(&ws, &["replay", &trace], None);
+    assert!(text(&out).contains("replayed 1 intents: identical"), "{}", text(&out));
+}
+
+#[test]
+fn a_net_fetch_replays_with_no_server_running() {
+    use std::io::{BufRead, BufReader};
+    use std::net::TcpListener;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut line = String::new();
+        while reader.read_line(&mut line).unwrap_or(0) > 2 {
+            line.clear();
+        }
+        let body = "served once";
+        let mut stream = stream;
+        write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forward.wat").display().to_string();
+    let trace = dir.path().join("fetch.trace").display().to_string();
+    let request =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"net.fetch","params":{{"url":"http://127.0.0.1:{port}/x"}}}}"#);
+    let out = tdm_in(
+        &ws,
+        &["run", &forward, "forward", "--params", &request, "--grant", "network:127.0.0.1", "--record", &trace],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("served once"), "{}", text(&out));
+    server.join().unwrap();
+    // The server is gone and replay grants nothing on the command line: the answer comes from
+    // the trace.
+    let out = tdm_in(&ws, &["replay", &trace], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("replayed 1 intents: identical"), "{}", text(&out));
+}
