@@ -3,10 +3,10 @@
 //! embedder's `InputSource`, never waiting past the run's deadline; bytes moved are charged at
 //! the bulk-memory rate and every call into the embedder's filesystem costs `FS_CALL_FUEL`.
 
+use super::call::{call, C};
 use super::errno::{Errno, WasiError};
 use super::state::Fd;
 use super::stdio::{Input, StdioKind, Written};
-use super::{call, C};
 use crate::fs::{self, NodeKind, NodeStat};
 use crate::guest::Guest;
 use crate::meter::{fuel_for_bytes, FS_CALL_FUEL};

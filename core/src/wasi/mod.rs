@@ -9,13 +9,17 @@
 //! | `state` | argv, environ, the fd table, the output sink, stdin, the stdio kinds |
 //! | `stdio` | `OutputSink` and the bounded `Capture`, `InputSource`, `StdioKind` |
 //! | `errno` | the errno values |
+//! | `call` | the wrapper each function runs through: the meter, errno or failure |
+//! | `link` | defines every function on the linker |
 //! | `proc` | args, environ, clocks, random, exit, yield |
 //! | `fd` | fd_* (read, write, seek, stat, readdir, ...) and sockets |
 //! | `path` | path_* on the read-only filesystem |
 //! | `poll` | poll_oneoff |
 
+mod call;
 mod errno;
 mod fd;
+mod link;
 mod path;
 mod poll;
 mod proc;
@@ -27,33 +31,4 @@ pub use errno::Errno;
 pub use state::{WasiConfig, WasiState};
 pub use stdio::{Capture, Input, InputSource, NoInput, OutputSink, StdioKind, Written};
 
-use crate::guest::Guest;
-use crate::meter;
-use crate::state::HostState;
-use errno::WasiError;
-use wasmi::{Caller, Linker};
-
-/// The caller type of every shim function.
-type C<'a> = Caller<'a, HostState>;
-
-/// Runs a shim function's body through the meter: `Ok` is errno 0, an errno goes back to the
-/// guest, a failure ends the run.
-fn call(
-    caller: &mut C<'_>,
-    body: impl FnOnce(&mut Guest<'_>, &mut HostState) -> Result<(), WasiError>,
-) -> Result<i32, wasmi::Error> {
-    meter::host_work(caller, |guest, state| match body(guest, state) {
-        Ok(()) => Ok(Errno::Success as i32),
-        Err(WasiError::Errno(errno)) => Ok(errno as i32),
-        Err(WasiError::Stop(failure)) => Err(failure),
-    })
-}
-
-/// Defines every Preview1 function on `linker`.
-pub fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
-    proc::link(linker)?;
-    fd::link(linker)?;
-    path::link(linker)?;
-    poll::link(linker)?;
-    Ok(())
-}
+pub use link::link;

@@ -3,10 +3,10 @@
 //! anything that would create, change or remove answers `EPERM`. Every path costs its bytes
 //! and every call into the filesystem `FS_CALL_FUEL`.
 
+use super::call::{call, C};
 use super::errno::{Errno, WasiError};
 use super::fd::write_filestat;
 use super::state::Fd;
-use super::{call, C};
 use crate::fs::{self, NodeId, NodeKind};
 use crate::guest::Guest;
 use crate::meter::FS_CALL_FUEL;

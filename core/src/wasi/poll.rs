@@ -6,9 +6,9 @@
 //! on stdin is real time, so under a virtual clock it does not advance the clock.
 //! Subscriptions and events are charged at the bulk-memory rate.
 
+use super::call::{call, C};
 use super::errno::{Errno, WasiError};
 use super::state::Fd;
-use super::{call, C};
 use crate::env::{Clock, Slept};
 use crate::guest::Guest;
 use crate::state::HostState;

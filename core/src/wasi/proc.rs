@@ -1,8 +1,8 @@
 //! The process side of the shim: argv and environment, clocks, entropy, exit and yield. Clock
 //! and entropy answers come from the embedder's `Environment`; entropy is charged per byte.
 
+use super::call::{call, C};
 use super::errno::{Errno, WasiError};
-use super::{call, C};
 use crate::env::Clock;
 use crate::guest::Guest;
 use crate::state::HostState;
