@@ -325,11 +325,11 @@ pub fn pages_to_bytes(pages: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::Plugin;
 
     fn section_of(wat: &str) -> IntentsSection {
         let bytes = wat::parse_str(wat).expect("valid WAT");
-        Plugin::inspect(&bytes, &Policy::default(), Profile::Marketplace).expect("parses").intents_section
+        let module = Module::new(&wasmi::Engine::default(), &bytes).expect("parses");
+        Inspection::of(&module, &Policy::default(), Profile::Marketplace).intents_section
     }
 
     #[test]
