@@ -23,8 +23,8 @@ use crate::operator::{self, LaunchError};
 use crate::terminal::textln;
 use crate::workspace::{workspace_dir, Workspace, WorkspaceError, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
 use contour_core::{
-    BlockedReason, Environment, Failure, IntentReport, Outcome, Permission, Permissions, Plugin, Policy, Profile,
-    Sandbox,
+    BlockedReason, Compilation, Environment, Failure, IntentReport, Outcome, Permission, Permissions, Plugin, Policy,
+    Profile, Sandbox,
 };
 use std::fmt;
 use std::io::{self, Write};
@@ -247,7 +247,11 @@ impl Session {
             LaunchError::Workspace(e) => SessionError::Workspace(e),
         })?;
         let package = approved.package;
-        let approved_policy = package.policy();
+        // Validated in full when it was installed, and these are the bytes whose hash the
+        // approval binds: launching it validates nothing again (wasmi's lazy mode; fuel is the
+        // same in every mode). An invalid body, which install would have refused, would end its
+        // intent with invalid_module when called.
+        let approved_policy = Policy { compilation: Compilation::Lazy, ..package.policy() };
         let policy = options.limits.within(&approved_policy).map_err(SessionError::AboveApproval)?;
         let plugin = load(&package.module, policy)?;
         let mut options = options;
