@@ -102,7 +102,7 @@ static uint8_t *payload(block *b) {
     return (uint8_t *)b + HEADER;
 }
 
-__attribute__((export_name("tdm_alloc"))) void *tdm_alloc(size_t size) {
+static void *alloc_block(size_t size) {
     heap_init();
     if (size > MAX_PAYLOAD) return 0;
     uint32_t need = ((uint32_t)size + 7u) & ~7u;
@@ -148,8 +148,7 @@ static uintptr_t block_end(block *b) {
     return (uintptr_t)payload(b) + b->size;
 }
 
-__attribute__((export_name("tdm_free"))) void tdm_free(void *ptr, size_t size) {
-    (void)size; /* the header knows */
+static void free_block_at(void *ptr) {
     block *b = used_block(ptr);
     if (!b) return;
     b->tag = TAG_FREE;
@@ -189,8 +188,22 @@ __attribute__((export_name("tdm_free"))) void tdm_free(void *ptr, size_t size) {
     }
 }
 
-void *tdm_realloc(void *ptr, size_t new_size) {
-    if (!ptr) return tdm_alloc(new_size);
+__attribute__((export_name("tdm_alloc"))) void *tdm_alloc(size_t size) {
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_ENTER);
+    void *ptr = alloc_block(size);
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_EXIT);
+    return ptr;
+}
+
+__attribute__((export_name("tdm_free"))) void tdm_free(void *ptr, size_t size) {
+    (void)size; /* the header knows */
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_ENTER);
+    free_block_at(ptr);
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_EXIT);
+}
+
+static void *realloc_block(void *ptr, size_t new_size) {
+    if (!ptr) return alloc_block(new_size);
     block *b = used_block(ptr);
     if (!b || new_size > MAX_PAYLOAD) return 0;
     if (new_size <= b->size) return ptr;
@@ -202,10 +215,17 @@ void *tdm_realloc(void *ptr, size_t new_size) {
         b->size = need;
         return ptr;
     }
-    void *fresh = tdm_alloc(new_size);
+    void *fresh = alloc_block(new_size);
     if (!fresh) return 0;
     memcpy(fresh, ptr, b->size);
-    tdm_free(ptr, b->size);
+    free_block_at(ptr);
+    return fresh;
+}
+
+void *tdm_realloc(void *ptr, size_t new_size) {
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_ENTER);
+    void *fresh = realloc_block(ptr, new_size);
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_EXIT);
     return fresh;
 }
 
@@ -666,6 +686,7 @@ __attribute__((export_name("tdm_plugin_execute_intent"))) uint8_t *tdm_plugin_ex
         params = "null";
         params_len = 4;
     }
+    TDM_FUEL_MARK(TDM_MARK_ENVELOPE);
     tdm_response r = tdm_handle(method, method_len, params, params_len);
     return r.frame ? r.frame : oom_response().frame;
 }

@@ -149,6 +149,26 @@ size_t tdm_strlen(const char *s);
 /* `s` (len bytes) equals the NUL-terminated `lit`. */
 bool tdm_str_eq(const char *s, size_t len, const char *lit);
 
+/* ---- Fuel marks (measurement builds only) --------------------------------------------------- */
+
+/* Built with -DTDM_FUEL_MARKS, the SDK imports `contour_profile.mark(i32)` and calls it between
+ * the stages of an intent, so benches' `sdk_fuel` harness (`make sdk-fuel`, bare wasmi with
+ * Contour's fuel costs) can split one intent's fuel into envelope, params, handler, response and
+ * allocator. Such a module does not load in Contour (the import is not on the allowlist); without
+ * the define TDM_FUEL_MARK compiles to nothing. A plugin marks the end of its own params and
+ * handler stages (see examples/c/hello). */
+#define TDM_MARK_ENVELOPE 1
+#define TDM_MARK_PARAMS 2
+#define TDM_MARK_HANDLER 3
+#define TDM_MARK_ALLOC_ENTER 100
+#define TDM_MARK_ALLOC_EXIT 101
+#ifdef TDM_FUEL_MARKS
+__attribute__((import_module("contour_profile"), import_name("mark"))) void tdm_fuel_mark(int32_t stage);
+#define TDM_FUEL_MARK(stage) tdm_fuel_mark(stage)
+#else
+#define TDM_FUEL_MARK(stage) ((void)0)
+#endif
+
 /* ---- Host intents (imports from module "tdm") ------------------------------------------------ */
 
 __attribute__((import_module("tdm"), import_name("tdm_host_call"))) int32_t tdm_host_call(const void *ptr, int32_t len);

@@ -16,9 +16,79 @@ use alloc::vec::Vec;
 const ALIGN: usize = 1;
 
 /// The guest's allocator: talc, growing linear memory on demand and reusing freed blocks.
-#[cfg(all(target_family = "wasm", not(target_feature = "atomics"), feature = "allocator"))]
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics"), feature = "allocator", not(feature = "fuel-marks")))]
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
+/// The same allocator, each call marked for the `sdk_fuel` harness (feature `fuel-marks`).
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics"), feature = "allocator", feature = "fuel-marks"))]
+#[global_allocator]
+static ALLOCATOR: marks::Marked<talc::wasm::WasmDynamicTalc> = marks::Marked(talc::wasm::new_wasm_dynamic_allocator());
+
+/// Fuel marks for the `sdk_fuel` harness (feature `fuel-marks`): the end of each stage of an
+/// intent, and the start and end of every allocator call.
+pub(crate) mod marks {
+    /// The request's method and params have been found.
+    pub(crate) const ENVELOPE: i32 = 1;
+    /// The params have been read, typed.
+    pub(crate) const PARAMS: i32 = 2;
+    /// The handler has returned.
+    pub(crate) const HANDLER: i32 = 3;
+    /// An allocator call starts.
+    #[cfg_attr(not(feature = "fuel-marks"), allow(dead_code))]
+    pub(crate) const ALLOC_ENTER: i32 = 100;
+    /// An allocator call ends.
+    #[cfg_attr(not(feature = "fuel-marks"), allow(dead_code))]
+    pub(crate) const ALLOC_EXIT: i32 = 101;
+
+    #[cfg(all(target_arch = "wasm32", feature = "fuel-marks"))]
+    #[link(wasm_import_module = "contour_profile")]
+    unsafe extern "C" {
+        /// The harness records the fuel left at this call.
+        #[link_name = "mark"]
+        fn contour_profile_mark(stage: i32);
+    }
+
+    /// Marks `stage` (nothing unless built with the `fuel-marks` feature for wasm32).
+    #[inline(always)]
+    pub(crate) fn mark(stage: i32) {
+        #[cfg(all(target_arch = "wasm32", feature = "fuel-marks"))]
+        // SAFETY: the import takes an i32 and touches no guest memory.
+        unsafe {
+            contour_profile_mark(stage)
+        };
+        let _ = stage;
+    }
+
+    /// An allocator whose every call is marked.
+    #[cfg(feature = "fuel-marks")]
+    pub(crate) struct Marked<A>(pub(crate) A);
+
+    // SAFETY: every call is passed to the inner allocator as it is; the marks touch no memory.
+    #[cfg(feature = "fuel-marks")]
+    unsafe impl<A: core::alloc::GlobalAlloc> core::alloc::GlobalAlloc for Marked<A> {
+        unsafe fn alloc(&self, layout: core::alloc::Layout) -> *mut u8 {
+            mark(ALLOC_ENTER);
+            // SAFETY: the caller's contract is passed on unchanged.
+            let ptr = unsafe { self.0.alloc(layout) };
+            mark(ALLOC_EXIT);
+            ptr
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: core::alloc::Layout) {
+            mark(ALLOC_ENTER);
+            // SAFETY: the caller's contract is passed on unchanged.
+            unsafe { self.0.dealloc(ptr, layout) };
+            mark(ALLOC_EXIT);
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: core::alloc::Layout, new_size: usize) -> *mut u8 {
+            mark(ALLOC_ENTER);
+            // SAFETY: the caller's contract is passed on unchanged.
+            let ptr = unsafe { self.0.realloc(ptr, layout, new_size) };
+            mark(ALLOC_EXIT);
+            ptr
+        }
+    }
+}
 
 #[cfg(target_arch = "wasm32")]
 #[link(wasm_import_module = "tdm")]

@@ -72,7 +72,10 @@ struct Envelope<'a> {
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub fn handle(request: &[u8], dispatch: impl FnOnce(&str, &[u8]) -> Response) -> Response {
     match serde_json::from_slice::<Envelope<'_>>(request) {
-        Ok(envelope) => dispatch(&envelope.method, envelope.params.map_or(b"{}", |raw| raw.get().as_bytes())),
+        Ok(envelope) => {
+            crate::abi::marks::mark(crate::abi::marks::ENVELOPE);
+            dispatch(&envelope.method, envelope.params.map_or(b"{}", |raw| raw.get().as_bytes()))
+        }
         Err(error) => Response::failed(
             &Failure::new("invalid_request", alloc::format!("The request is not a JSON-RPC request: {error}."))
                 .hint("Send a JSON-RPC 2.0 request with a `method` and `params`."),
@@ -97,7 +100,10 @@ where
             )
         }
     };
-    match handler(params) {
+    crate::abi::marks::mark(crate::abi::marks::PARAMS);
+    let result = handler(params);
+    crate::abi::marks::mark(crate::abi::marks::HANDLER);
+    match result {
         Ok(output) => Response::completed(&output),
         Err(failure) => Response::failed(&failure),
     }
