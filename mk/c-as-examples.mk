@@ -2,8 +2,9 @@
 # installable packages (plugin.toml with the module's sha256, plus dist/) into target/packages/.
 # Installs what is missing: clang + lld from Debian, the npm packages from the lockfile.
 #
-#   make c-examples    target/plugins/counter.wasm, target/plugins/malformed.wasm
-#   make as-examples   target/plugins/wordcount.wasm
+#   make c-examples    target/plugins/counter.wasm, target/plugins/malformed.wasm,
+#                      target/plugins/hello-c.wasm
+#   make as-examples   target/plugins/wordcount.wasm, target/plugins/hello-as.wasm
 #   make c-as-sizes    the size of each module
 
 # Keep the including Makefile's default goal: this fragment's rules must not become it.
@@ -58,7 +59,12 @@ $(PLUGINS_DIR)/malformed.wasm: examples/c/malformed/malformed.c examples/c/malfo
 	$(CLANG) $(C_PLUGIN_FLAGS) -o $@ examples/c/malformed/malformed.c $(C_SDK)/tdm_plugin.c
 	$(call c_as_package,examples/c/malformed,malformed)
 
-c-examples: $(PLUGINS_DIR)/counter.wasm $(PLUGINS_DIR)/malformed.wasm
+$(PLUGINS_DIR)/hello-c.wasm: examples/c/hello/hello.c examples/c/hello/plugin.toml $(C_SDK_SOURCES) | c-toolchain
+	@mkdir -p $(PLUGINS_DIR)
+	$(CLANG) $(C_PLUGIN_FLAGS) -o $@ examples/c/hello/hello.c $(C_SDK)/tdm_plugin.c
+	$(call c_as_package,examples/c/hello,hello-c)
+
+c-examples: $(PLUGINS_DIR)/counter.wasm $(PLUGINS_DIR)/malformed.wasm $(PLUGINS_DIR)/hello-c.wasm
 
 as-toolchain:
 	@command -v npm >/dev/null || \
@@ -76,10 +82,18 @@ $(PLUGINS_DIR)/wordcount.wasm: examples/assemblyscript/wordcount/assembly/index.
 		--config ../../examples/assemblyscript/wordcount/asconfig.json --target release -o ../../$@
 	$(call c_as_package,examples/assemblyscript/wordcount,wordcount)
 
-as-examples: $(PLUGINS_DIR)/wordcount.wasm
+$(PLUGINS_DIR)/hello-as.wasm: examples/assemblyscript/hello/assembly/index.ts \
+		examples/assemblyscript/hello/asconfig.json examples/assemblyscript/hello/plugin.toml \
+		$(AS_SDK)/assembly/index.ts $(AS_SDK)/node_modules/.package-lock.json
+	@mkdir -p $(PLUGINS_DIR)
+	cd $(AS_SDK) && node_modules/.bin/asc ../../examples/assemblyscript/hello/assembly/index.ts \
+		--config ../../examples/assemblyscript/hello/asconfig.json --target release -o ../../$@
+	$(call c_as_package,examples/assemblyscript/hello,hello-as)
+
+as-examples: $(PLUGINS_DIR)/wordcount.wasm $(PLUGINS_DIR)/hello-as.wasm
 
 c-as-sizes: c-examples as-examples
-	@for m in counter malformed wordcount; do \
+	@for m in counter malformed hello-c wordcount hello-as; do \
 		printf '%-12s %7d bytes  %s\n' $$m $$(wc -c < $(PLUGINS_DIR)/$$m.wasm) $(PLUGINS_DIR)/$$m.wasm; \
 	done
 
