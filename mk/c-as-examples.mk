@@ -75,9 +75,11 @@ as-toolchain:
 $(AS_SDK)/node_modules/.package-lock.json: $(AS_SDK)/package.json $(AS_SDK)/package-lock.json | as-toolchain
 	cd $(AS_SDK) && npm ci --no-audit --no-fund
 
+AS_SDK_SOURCES := $(wildcard $(AS_SDK)/assembly/*.ts)
+
 $(PLUGINS_DIR)/wordcount.wasm: examples/assemblyscript/wordcount/assembly/index.ts \
 		examples/assemblyscript/wordcount/asconfig.json examples/assemblyscript/wordcount/plugin.toml \
-		$(AS_SDK)/assembly/index.ts $(AS_SDK)/node_modules/.package-lock.json
+		$(AS_SDK_SOURCES) $(AS_SDK)/node_modules/.package-lock.json
 	@mkdir -p $(PLUGINS_DIR)
 	cd $(AS_SDK) && node_modules/.bin/asc ../../examples/assemblyscript/wordcount/assembly/index.ts \
 		--config ../../examples/assemblyscript/wordcount/asconfig.json --target release -o ../../$@
@@ -85,7 +87,7 @@ $(PLUGINS_DIR)/wordcount.wasm: examples/assemblyscript/wordcount/assembly/index.
 
 $(PLUGINS_DIR)/hello-as.wasm: examples/assemblyscript/hello/assembly/index.ts \
 		examples/assemblyscript/hello/asconfig.json examples/assemblyscript/hello/plugin.toml \
-		$(AS_SDK)/assembly/index.ts $(AS_SDK)/node_modules/.package-lock.json
+		$(AS_SDK_SOURCES) $(AS_SDK)/node_modules/.package-lock.json
 	@mkdir -p $(PLUGINS_DIR)
 	cd $(AS_SDK) && node_modules/.bin/asc ../../examples/assemblyscript/hello/assembly/index.ts \
 		--config ../../examples/assemblyscript/hello/asconfig.json --target release -o ../../$@

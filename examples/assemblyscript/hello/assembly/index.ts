@@ -5,18 +5,18 @@
 //
 // It is also the AssemblyScript side of the SDK fuel comparison (`make sdk-fuel`): `fuelMark`
 // compiles to nothing unless the module is built with `--use TDM_FUEL_MARKS=1`.
-import { completed, failed, fuelMark, getString, handle, JsonWriter, MARK_HANDLER, MARK_PARAMS } from "../../../../sdk/assemblyscript/assembly/index";
+import { completed, failed, fuelMark, handle, JsonWriter, MARK_HANDLER, MARK_PARAMS, Params } from "../../../../sdk/assemblyscript/assembly/index";
 export { tdm_alloc, tdm_free } from "../../../../sdk/assemblyscript/assembly/index";
 
 export function tdm_plugin_execute_intent(ptr: usize, len: usize): usize {
   return handle(ptr, len, onIntent);
 }
 
-function onIntent(method: string, params: string): string {
+function onIntent(method: string, params: Params): usize {
   if (method != "greet") {
     return failed("This plugin has no intent `" + method + "`; it offers: greet.", "unknown_intent", "Call one of the intents the plugin offers.", false);
   }
-  const name = getString(params, "name");
+  const name = params.getString("name");
   if (name === null) {
     return failed("The params of `greet` do not fit: `name` must be a string.", "invalid_params", "Check the params against the intent's documentation.", false);
   }
@@ -27,5 +27,5 @@ function onIntent(method: string, params: string): string {
   }
   const greeting = "Hello, " + trimmed + "!";
   fuelMark(MARK_HANDLER);
-  return completed(new JsonWriter().beginObject().key("greeting").string(greeting).endObject().toString());
+  return completed(new JsonWriter().beginObject().key("greeting").string(greeting).endObject());
 }
