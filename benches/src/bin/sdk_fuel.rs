@@ -34,14 +34,6 @@ const ALLOCATOR: usize = 4;
 /// The SDKs compared: (name, module file in `target/plugins/`).
 const SDKS: [(&str, &str); 3] = [("rust", "hello.wasm"), ("c", "hello-c.wasm"), ("assemblyscript", "hello-as.wasm")];
 
-/// A `greet` request of exactly `size` bytes whose name is `x` repeated, and the outcome it must answer.
-fn greet_request(size: usize) -> (Vec<u8>, String) {
-    let build = |pad: usize| contour_core::abi::request(1, "greet", &serde_json::json!({ "name": "x".repeat(pad) }));
-    let name = "x".repeat(size.saturating_sub(build(0).len()).max(1));
-    let outcome = format!(r#"{{"status":"completed","output":{{"greeting":"Hello, {name}!"}}}}"#);
-    (build(name.len()), outcome)
-}
-
 /// The fuel of one warm intent through Contour (the second of two on one sandbox) and its outcome.
 fn contour_fuel(wasm: &[u8], request: &[u8]) -> Result<(u64, String), String> {
     let plugin = Plugin::load(wasm, Policy::default()).map_err(|f| f.to_string())?;
@@ -140,9 +132,9 @@ fn measure(wasm: &[u8], marked: Option<&[u8]>) -> Result<serde_json::Value, Stri
     let mut sizes = Vec::new();
     let mut marked = marked.map(Marked::new).transpose()?;
     for size in SIZES {
-        let (request, expected) = greet_request(size);
+        let contour_benches::Greet { request, outcome: expected, .. } = contour_benches::greet(size);
         let (fuel, outcome) = contour_fuel(wasm, &request)?;
-        if outcome != expected || request.len() != size {
+        if outcome != expected {
             return Err(format!("{size} B: unexpected outcome {}", &outcome[..outcome.len().min(120)]));
         }
         let mut entry = serde_json::json!({ "bytes": size, "fuel": fuel });
