@@ -777,9 +777,17 @@ bad:
 
 /* ---- The ABI entry point -------------------------------------------------------------------- */
 
-/* Whether req[at..] starts with the n bytes of `lit`. */
+/* Whether req[at..] starts with the n bytes of `lit`, compared a word at a time. */
 static bool has_at(const char *req, size_t len, size_t at, const char *lit, size_t n) {
-    return at <= len && len - at >= n && memcmp(req + at, lit, n) == 0;
+    if (at > len || len - at < n) return false;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        if (load64(req + at + i) != load64(lit + i)) return false;
+    }
+    for (; i < n; i++) {
+        if (req[at + i] != lit[i]) return false;
+    }
+    return true;
 }
 
 /* The request in the form the host writes it (docs/ABI.md section 2),
