@@ -47,4 +47,23 @@ bench-guests: bench-guests-targets
 # `make test` runs benches/tests/sha256_guest.rs, which needs the module.
 unit: bench-guests
 
+# The peers' guests (only for `make bench-peers`, not `make test`: they come from crates.io):
+#
+#   make bench-peer-guests   target/plugins/extism-greet.wasm  (examples/rust/hello's greet written
+#                                                              with extism-pdk, serde Json in and out)
+BENCH_PEER_GUESTS_EXTISM_DIR := benches/guests/extism-greet
+BENCH_PEER_GUESTS_EXTISM_TARGET_DIR := $(BENCH_PEER_GUESTS_EXTISM_DIR)/target
+
+.PHONY: bench-peer-guests
+
+bench-peer-guests: bench-guests-targets
+	$(CARGO) build --release --locked --target $(BENCH_GUESTS_TARGET) \
+		--manifest-path $(BENCH_PEER_GUESTS_EXTISM_DIR)/Cargo.toml --target-dir $(BENCH_PEER_GUESTS_EXTISM_TARGET_DIR)
+	@mkdir -p $(BENCH_GUESTS_PLUGINS_DIR)
+	@cp $(BENCH_PEER_GUESTS_EXTISM_TARGET_DIR)/$(BENCH_GUESTS_TARGET)/release/extism_greet.wasm \
+		$(BENCH_GUESTS_PLUGINS_DIR)/extism-greet.wasm
+	@echo "bench-peer-guests: $(BENCH_GUESTS_PLUGINS_DIR)/extism-greet.wasm"
+
+bench-peers: bench-peer-guests
+
 .DEFAULT_GOAL := $(bench_guests_saved_goal)

@@ -7,13 +7,15 @@
 #                        the installable packages target/packages/NAME/ (plugin.toml with the
 #                        module's real sha256, dist/NAME.wasm, and dist-reader's dist/ files)
 #   make rust-sizes      the size of each module
+#   make rust-sdk-test   the Rust SDK's own tests (its JSON against serde_json, its allocator),
+#                        natively; `make test` runs them through `unit`
 
 # Keep the including Makefile's default goal: this fragment's rules must not become it.
 rust_saved_goal := $(.DEFAULT_GOAL)
 
 EXAMPLES += rust-examples
 
-.PHONY: rust-examples rust-sizes rust-wasm-target
+.PHONY: rust-examples rust-sizes rust-wasm-target rust-sdk-test
 
 RUST_WASM_TARGET := wasm32-unknown-unknown
 RUST_EXAMPLES_DIR := examples/rust
@@ -44,6 +46,12 @@ rust-examples: rust-wasm-target
 			$(RUST_EXAMPLES_DIR)/$$name/plugin.toml > $$pkg/plugin.toml || exit 1; \
 	done
 	@echo "rust-examples: $(foreach n,$(RUST_EXAMPLES),$(RUST_PLUGINS_DIR)/$(n).wasm)"
+
+# The SDK's own workspace and target folder (git-ignored), like the examples'.
+rust-sdk-test:
+	$(CARGO) test --locked --manifest-path sdk/rust/Cargo.toml --target-dir sdk/rust/target
+
+unit: rust-sdk-test
 
 rust-sizes: rust-examples
 	@for name in $(RUST_EXAMPLES); do \

@@ -8,6 +8,8 @@
 //!   answering the same constant outcome through Extism's kernel, called with the same request bytes.
 //! - `compute/{fib,loop}`: the exported `fib` / `spin` called directly, fuel on where the engine has it; and
 //!   `compute/sha256` (the Rust guest's raw `sha256_mib` export) when `make bench-guests` has built it.
+//! - `greet_peers/{128,4096,65536}`: the greet a plugin author writes, through Contour's Rust SDK and through
+//!   Extism's Rust PDK (serde `Json` in and out), when `make bench-peer-guests` has built it.
 //! - `cold_start/{small,large}`: bytes to a ready instance on an engine made once outside the loop.
 //!
 //! wasm3 0.3.1 (wasm3 0.4.7) has no bulk memory; the WAT fixtures use MVP features only (a unit test of
@@ -16,6 +18,7 @@
 
 mod common;
 
+use contour_benches::contour::warm_sandbox;
 use contour_benches::peers::{check_mvp, extism_echo_wasm, EXTISM_ECHO_FUNCTION};
 use contour_benches::{echo_wasm, fib_wasm, large_wasm, loop_wasm, request_of_size, ECHO_OUTCOME};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
@@ -33,6 +36,10 @@ const WASM3_STACK_SLOTS: u32 = 64 * 1024;
 const SHA256_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/sha256.wasm");
 /// The same guest built for `wasm32v1-none` (no bulk memory), for wasm3.
 const SHA256_MVP_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/sha256-mvp.wasm");
+/// The Rust SDK's hello plugin (`make rust-examples`), Contour's side of `greet_peers`.
+const HELLO_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/hello.wasm");
+/// The same greet written with extism-pdk (`make bench-peer-guests`), Extism's side of `greet_peers`.
+const EXTISM_GREET_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/extism-greet.wasm");
 /// MiB hashed per iteration (as in `guest.rs`).
 const SHA256_MIB: i32 = 1;
 /// The host-call imports a Rust guest may declare, stubbed (the raw exports never call them).
@@ -257,6 +264,43 @@ fn echo(c: &mut Criterion) {
     }
 }
 
+/// The same greet through Contour's Rust SDK (`examples/rust/hello`, warm sandbox, fuel on) and through Extism's Rust
+/// PDK (`benches/guests/extism-greet`: serde `Json` in and out, `make bench-peer-guests`) at 128 B, 4 KiB and 64 KiB
+/// Contour requests; Extism gets the same name as its input `{"name": ...}` (it has no envelope). Contour's fuel per
+/// intent is printed beside. Skipped when either module is not built.
+fn greet(c: &mut Criterion) {
+    let (Ok(hello), Ok(extism_greet)) = (std::fs::read(HELLO_WASM), std::fs::read(EXTISM_GREET_WASM)) else {
+        eprintln!(
+            "peers: greet_peers skipped, {HELLO_WASM} or {EXTISM_GREET_WASM} is not built (make bench-peer-guests)"
+        );
+        return;
+    };
+    let manifest = extism::Manifest::new([extism::Wasm::data(extism_greet)]);
+    let mut plugin = extism::PluginBuilder::new(manifest)
+        .with_wasi(false)
+        .with_cache_disabled()
+        .build()
+        .expect("the Extism greet plugin builds");
+    for size in [128, 4096, 65_536] {
+        let greet = contour_benches::greet(size);
+        let input = serde_json::to_vec(&serde_json::json!({ "name": greet.name })).expect("JSON");
+        let expected = format!(r#"{{"greeting":"Hello, {}!"}}"#, greet.name);
+        let mut group = c.benchmark_group(format!("greet_peers/{size}"));
+        group.throughput(Throughput::Bytes(size as u64));
+        let mut sandbox = warm_sandbox(&hello);
+        assert_eq!(sandbox.execute_request(&greet.request).outcome.json, greet.outcome, "Contour greets");
+        let fuel = sandbox.execute_request(&greet.request).fuel_used;
+        eprintln!("greet_peers/{size}/contour_rust: {fuel} fuel per intent");
+        group.bench_function("contour_rust", |b| b.iter(|| sandbox.execute_request(black_box(&greet.request))));
+        let answer = plugin.call::<&[u8], &[u8]>("greet", &input).expect("the Extism greet runs");
+        assert_eq!(answer, expected.as_bytes(), "Extism greets");
+        group.bench_function("extism", |b| {
+            b.iter(|| plugin.call::<&[u8], &[u8]>("greet", black_box(&input)).expect("the Extism greet runs").len())
+        });
+        group.finish();
+    }
+}
+
 /// One compute group: the export `export (P) -> R` called with `arg` on every wasmtime engine (named) and on wasm3
 /// (`wasm3_wasm`, the MVP build of the same workload), after checking each answers `expected`.
 #[allow(clippy::too_many_arguments)]
@@ -354,6 +398,6 @@ fn cold_start(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = common::config();
-    targets = cold_start, echo, compute
+    targets = cold_start, echo, greet, compute
 }
 criterion_main!(benches);

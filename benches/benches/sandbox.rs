@@ -1,6 +1,7 @@
 //! Contour against bare wasmi: cold start (bytes to a ready instance), the echo round trip on a warm instance (a
-//! constant-answer WAT plugin, and the Rust SDK's hello plugin when it is built), compute (fib, a tight loop) with
-//! fuel metering on, one host call of `log`, and intents per second over separate sandboxes on 1 and 2 threads.
+//! constant-answer WAT plugin, and the Rust SDK's hello plugin when it is built), the same greet through each guest
+//! SDK, compute (fib, a tight loop) with fuel metering on, one host call of `log`, and intents per second over
+//! separate sandboxes on 1 and 2 threads.
 
 mod common;
 
@@ -23,6 +24,13 @@ const FIB_N: u32 = 25;
 const LOOP_N: u64 = 200_000;
 /// The Rust SDK hello plugin, built by `make rust-examples` (the echo_rust bench is skipped without it).
 const HELLO_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/hello.wasm");
+/// Where `make examples` puts the example plugins.
+const PLUGINS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins");
+/// The greet of each guest SDK: bench name, module in [`PLUGINS`].
+const GREET_SDKS: [(&str, &str); 3] =
+    [("contour_rust", "hello.wasm"), ("contour_c", "hello-c.wasm"), ("contour_as", "hello-as.wasm")];
+/// The greet request sizes, in bytes.
+const GREET_SIZES: [usize; 3] = [128, 4096, 65_536];
 
 const MODES: [(&str, Compilation, CompilationMode); 3] = [
     ("lazy", Compilation::Lazy, CompilationMode::Lazy),
@@ -167,6 +175,37 @@ fn echo_rust(c: &mut Criterion) {
     group.finish();
 }
 
+/// The greet of each guest SDK (`examples/{rust,c,assemblyscript}/hello`, built by `make examples`) on a warm
+/// Contour sandbox at 128 B, 4 KiB and 64 KiB requests, beside its fuel per intent (printed, and in
+/// `target/sdk_fuel.json` from `make sdk-fuel`, which the report reads). An SDK whose module is missing is skipped.
+fn greet(c: &mut Criterion) {
+    for size in GREET_SIZES {
+        let greet = contour_benches::greet(size);
+        let mut group = c.benchmark_group(format!("greet/{size}"));
+        group.throughput(Throughput::Bytes(greet.request.len() as u64));
+        for (bench, file) in GREET_SDKS {
+            let path = Path::new(PLUGINS).join(file);
+            let Ok(wasm) = std::fs::read(&path) else {
+                eprintln!("greet: {bench} skipped, {} is not built (run `make examples`)", path.display());
+                continue;
+            };
+            let mut sandbox = warm_sandbox(&wasm);
+            let first = sandbox.execute_request(&greet.request);
+            assert_eq!(first.outcome.json, greet.outcome, "{bench} greets");
+            let warm = sandbox.execute_request(&greet.request);
+            eprintln!("greet/{size}/{bench}: {} fuel per intent", warm.fuel_used);
+            group.bench_function(bench, |b| {
+                b.iter(|| {
+                    let report = sandbox.execute_request(black_box(&greet.request));
+                    debug_assert!(report.outcome.is_completed());
+                    report
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
 /// Intents per second over separate echo sandboxes, one per thread: each iteration is one 128-byte intent on
 /// every thread at once, so throughput (elements = threads) is intents per second.
 fn throughput(c: &mut Criterion) {
@@ -208,6 +247,6 @@ fn throughput(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = common::config();
-    targets = cold_start, echo, echo_rust, compute, host_call, throughput
+    targets = cold_start, echo, echo_rust, greet, compute, host_call, throughput
 }
 criterion_main!(benches);

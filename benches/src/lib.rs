@@ -315,6 +315,24 @@ pub fn request_of_size(method: &str, len: usize) -> Vec<u8> {
     build(len.saturating_sub(shortest))
 }
 
+/// One `greet {name}` of `examples/rust/hello` (and of the same plugin in C, AssemblyScript and for Extism).
+pub struct Greet {
+    /// The JSON-RPC request as the host writes it, exactly the size asked for.
+    pub request: Vec<u8>,
+    /// The name it carries (`x` repeated).
+    pub name: String,
+    /// The outcome the plugin answers.
+    pub outcome: String,
+}
+
+/// The `greet` whose request is exactly `size` bytes (at least the shortest such request, with a 1-byte name).
+pub fn greet(size: usize) -> Greet {
+    let build = |name: &str| contour_core::abi::request(1, "greet", &serde_json::json!({ "name": name }));
+    let name = "x".repeat(size.saturating_sub(build("").len()).max(1));
+    let outcome = format!(r#"{{"status":"completed","output":{{"greeting":"Hello, {name}!"}}}}"#);
+    Greet { request: build(&name), name, outcome }
+}
+
 /// A JSON-RPC request for `method` with params `{"n": n}`.
 pub fn request_with_n(method: &str, n: u64) -> Vec<u8> {
     contour_core::abi::request(1, method, &serde_json::json!({ "n": n }))
@@ -347,6 +365,16 @@ mod tests {
             assert_eq!(request.len(), len.max(request_of_size("echo", 0).len()));
             assert_eq!(run(&echo_wasm(), &request), ECHO_OUTCOME);
         }
+    }
+
+    #[test]
+    fn a_greet_request_has_the_size_asked_for() {
+        for size in [128, 4096, 65_536] {
+            let greet = greet(size);
+            assert_eq!(greet.request.len(), size);
+            assert!(greet.outcome.contains(&greet.name));
+        }
+        assert_eq!(greet(0).name, "x");
     }
 
     #[test]

@@ -5,6 +5,22 @@
 
 /* ---- libc pieces the compiler may call (no libc is linked) ------------------------------------ */
 
+/* Built with -mbulk-memory (as make c-examples builds), copies and fills are one memory.copy or
+ * memory.fill instruction each, which Contour meters at one fuel per 64 bytes; without it they
+ * are byte loops, several fuel per byte. */
+#ifdef __wasm_bulk_memory__
+void *memcpy(void *dst, const void *src, size_t n) {
+    return __builtin_memcpy(dst, src, n);
+}
+
+void *memmove(void *dst, const void *src, size_t n) {
+    return __builtin_memmove(dst, src, n);
+}
+
+void *memset(void *dst, int c, size_t n) {
+    return __builtin_memset(dst, c, n);
+}
+#else
 void *memcpy(void *dst, const void *src, size_t n) {
     uint8_t *d = dst;
     const uint8_t *s = src;
@@ -28,6 +44,7 @@ void *memset(void *dst, int c, size_t n) {
     while (n--) *d++ = (uint8_t)c;
     return dst;
 }
+#endif
 
 int memcmp(const void *a, const void *b, size_t n) {
     const uint8_t *x = a, *y = b;
@@ -36,6 +53,68 @@ int memcmp(const void *a, const void *b, size_t n) {
     }
     return 0;
 }
+
+/* ---- Word-at-a-time scanning ---------------------------------------------------------------------
+ *
+ * Contour interprets the module and charges about one fuel per instruction, so the loops that run
+ * once per byte of a string (finding its end, finding what needs escaping) look at 16 bytes a
+ * round: each word is tested for the bytes that matter with a few arithmetic instructions. */
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+static inline uint64_t load64(const char *p) {
+    uint64_t word;
+    __builtin_memcpy(&word, p, 8);
+    return word;
+}
+
+/* The high bit of each byte of `word` equal to `byte`, and possibly of later bytes: the lowest set
+ * bit marks the first such byte. */
+static inline uint64_t bytes_equal(uint64_t word, uint8_t byte) {
+    uint64_t x = word ^ (ONES * byte);
+    return (x - ONES) & ~x & HIGHS;
+}
+
+/* `"`, `\` or a control byte. */
+static inline uint64_t specials(uint64_t word) {
+    return bytes_equal(word, '"') | bytes_equal(word, '\\') | ((word - ONES * 0x20) & ~word & HIGHS);
+}
+
+/* `\`: the only byte that needs decoding inside a string whose ends are known. */
+static inline uint64_t is_backslash_word(uint64_t word) {
+    return bytes_equal(word, '\\');
+}
+
+/* `"` or `\`: what ends a run of a string's bytes when skipping it. */
+static inline uint64_t quote_or_backslash(uint64_t word) {
+    return bytes_equal(word, '"') | bytes_equal(word, '\\');
+}
+
+/* The index of the first byte of s[i..len) that `marks` marks, or len: 16 bytes a round, then the
+ * rest (fewer than 16 bytes) padded with 'a's, a byte no mask marks. Neither is inlined: Contour
+ * charges a loop's whole body on every round and a function's straight-line code on every call,
+ * so the round stays small and the tail's code is paid only when it runs. */
+#define SCAN_UNTIL(name, marks)                                                                    \
+    __attribute__((noinline)) static size_t name##_tail(const char *s, size_t len, size_t i) {    \
+        char pad[16];                                                                              \
+        __builtin_memset(pad, 'a', 16);                                                            \
+        __builtin_memcpy(pad, s + i, len - i);                                                     \
+        uint64_t a = marks(load64(pad)), b = marks(load64(pad + 8));                               \
+        size_t at = i + (a ? (size_t)__builtin_ctzll(a) : b ? 64 + (size_t)__builtin_ctzll(b) : 128) / 8; \
+        return at < len ? at : len;                                                                \
+    }                                                                                              \
+    __attribute__((noinline)) static size_t name(const char *s, size_t len, size_t i) {           \
+        for (; i + 16 <= len; i += 16) {                                                           \
+            uint64_t a = marks(load64(s + i)), b = marks(load64(s + i + 8));                       \
+            if (a | b) return i + (a ? (size_t)__builtin_ctzll(a) : 64 + (size_t)__builtin_ctzll(b)) / 8; \
+        }                                                                                          \
+        return i < len ? name##_tail(s, len, i) : len;                                             \
+    }
+
+SCAN_UNTIL(plain_run_end, specials)
+SCAN_UNTIL(string_run_end, quote_or_backslash)
+SCAN_UNTIL(backslash_at, is_backslash_word)
 
 size_t tdm_strlen(const char *s) {
     size_t n = 0;
@@ -102,7 +181,7 @@ static uint8_t *payload(block *b) {
     return (uint8_t *)b + HEADER;
 }
 
-__attribute__((export_name("tdm_alloc"))) void *tdm_alloc(size_t size) {
+static void *alloc_block(size_t size) {
     heap_init();
     if (size > MAX_PAYLOAD) return 0;
     uint32_t need = ((uint32_t)size + 7u) & ~7u;
@@ -148,8 +227,7 @@ static uintptr_t block_end(block *b) {
     return (uintptr_t)payload(b) + b->size;
 }
 
-__attribute__((export_name("tdm_free"))) void tdm_free(void *ptr, size_t size) {
-    (void)size; /* the header knows */
+static void free_block_at(void *ptr) {
     block *b = used_block(ptr);
     if (!b) return;
     b->tag = TAG_FREE;
@@ -189,8 +267,22 @@ __attribute__((export_name("tdm_free"))) void tdm_free(void *ptr, size_t size) {
     }
 }
 
-void *tdm_realloc(void *ptr, size_t new_size) {
-    if (!ptr) return tdm_alloc(new_size);
+__attribute__((export_name("tdm_alloc"))) void *tdm_alloc(size_t size) {
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_ENTER);
+    void *ptr = alloc_block(size);
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_EXIT);
+    return ptr;
+}
+
+__attribute__((export_name("tdm_free"))) void tdm_free(void *ptr, size_t size) {
+    (void)size; /* the header knows */
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_ENTER);
+    free_block_at(ptr);
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_EXIT);
+}
+
+static void *realloc_block(void *ptr, size_t new_size) {
+    if (!ptr) return alloc_block(new_size);
     block *b = used_block(ptr);
     if (!b || new_size > MAX_PAYLOAD) return 0;
     if (new_size <= b->size) return ptr;
@@ -202,10 +294,17 @@ void *tdm_realloc(void *ptr, size_t new_size) {
         b->size = need;
         return ptr;
     }
-    void *fresh = tdm_alloc(new_size);
+    void *fresh = alloc_block(new_size);
     if (!fresh) return 0;
     memcpy(fresh, ptr, b->size);
-    tdm_free(ptr, b->size);
+    free_block_at(ptr);
+    return fresh;
+}
+
+void *tdm_realloc(void *ptr, size_t new_size) {
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_ENTER);
+    void *fresh = realloc_block(ptr, new_size);
+    TDM_FUEL_MARK(TDM_MARK_ALLOC_EXIT);
     return fresh;
 }
 
@@ -288,14 +387,16 @@ void tdm_json_object_end(tdm_json *w) { json_close(w, '}'); }
 void tdm_json_array_begin(tdm_json *w) { json_open(w, '['); }
 void tdm_json_array_end(tdm_json *w) { json_close(w, ']'); }
 
-/* The inside of a JSON string literal: quotes, backslash and control characters escaped. */
+/* The inside of a JSON string literal: quotes, backslash and control characters escaped. Runs
+ * without any are found 16 bytes at a time and copied whole. */
 static void escape_body(tdm_json *w, const char *s, size_t len) {
     static const char hex[] = "0123456789abcdef";
     size_t run = 0; /* start of the bytes copied verbatim in one go */
-    for (size_t i = 0; i < len; i++) {
-        uint8_t c = (uint8_t)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
+    for (;;) {
+        size_t i = plain_run_end(s, len, run);
         tdm_json_bytes(w, s + run, i - run);
+        if (i >= len) return;
+        uint8_t c = (uint8_t)s[i];
         run = i + 1;
         switch (c) {
         case '"': put_str(w, "\\\""); break;
@@ -311,7 +412,6 @@ static void escape_body(tdm_json *w, const char *s, size_t len) {
         }
         }
     }
-    tdm_json_bytes(w, s + run, len - run);
 }
 
 static void escaped(tdm_json *w, const char *s, size_t len) {
@@ -467,9 +567,11 @@ static size_t skip_ws(const char *s, size_t len, size_t i) {
 
 /* Index just past the string whose opening quote is at s[i], or 0 when unterminated. */
 static size_t string_end(const char *s, size_t len, size_t i) {
-    for (i++; i < len; i++) {
-        if (s[i] == '\\') i++;
-        else if (s[i] == '"') return i + 1;
+    for (i++; i < len; i += 2) {
+        i = string_run_end(s, len, i);
+        if (i >= len) return 0;
+        if (s[i] == '"') return i + 1;
+        /* a backslash: the escaped byte is skipped with it */
     }
     return 0;
 }
@@ -500,31 +602,38 @@ size_t tdm_json_value_len(const char *json, size_t len) {
     return i;
 }
 
-bool tdm_json_get(const char *json, size_t len, const char *key, const char **value, size_t *value_len) {
-    size_t key_len = tdm_strlen(key);
+/* The index of the value of top-level member `key` (key_len bytes) of the object in
+ * [json, json+len), or (size_t)-1 when absent or not an object. The values before it are skipped. */
+static size_t find_value(const char *json, size_t len, const char *key, size_t key_len) {
     size_t i = skip_ws(json, len, 0);
-    if (i >= len || json[i] != '{') return false;
+    if (i >= len || json[i] != '{') return (size_t)-1;
     i++;
     for (;;) {
         i = skip_ws(json, len, i);
-        if (i >= len || json[i] != '"') return false;
+        if (i >= len || json[i] != '"') return (size_t)-1;
         size_t key_end = string_end(json, len, i);
-        if (!key_end) return false;
+        if (!key_end) return (size_t)-1;
         bool match = key_end - i - 2 == key_len && memcmp(json + i + 1, key, key_len) == 0;
         i = skip_ws(json, len, key_end);
-        if (i >= len || json[i] != ':') return false;
+        if (i >= len || json[i] != ':') return (size_t)-1;
         i = skip_ws(json, len, i + 1);
+        if (match) return i;
         size_t n = tdm_json_value_len(json + i, len - i);
-        if (n == 0) return false;
-        if (match) {
-            *value = json + i;
-            *value_len = n;
-            return true;
-        }
+        if (n == 0) return (size_t)-1;
         i = skip_ws(json, len, i + n);
-        if (i >= len || json[i] != ',') return false;
+        if (i >= len || json[i] != ',') return (size_t)-1;
         i++;
     }
+}
+
+bool tdm_json_get(const char *json, size_t len, const char *key, const char **value, size_t *value_len) {
+    size_t i = find_value(json, len, key, tdm_strlen(key));
+    if (i >= len) return false;
+    size_t n = tdm_json_value_len(json + i, len - i);
+    if (n == 0) return false;
+    *value = json + i;
+    *value_len = n;
+    return true;
 }
 
 bool tdm_json_get_int(const char *json, size_t len, const char *key, int64_t *out) {
@@ -599,20 +708,36 @@ static size_t utf8(char *out, uint32_t cp) {
 }
 
 bool tdm_json_get_string(const char *json, size_t len, const char *key, char **out, size_t *out_len) {
-    const char *v;
-    size_t n;
-    if (!tdm_json_get(json, len, key, &v, &n) || n < 2 || v[0] != '"') return false;
+    size_t at = find_value(json, len, key, tdm_strlen(key));
+    if (at >= len || json[at] != '"') return false;
+    const char *v = json + at;
+    /* One pass finds the end of a string without escapes (16 bytes at a time); it is then copied
+     * whole. A string with escapes is measured, then decoded run by run. */
+    size_t first = string_run_end(json, len, at + 1);
+    if (first >= len) return false;
+    if (json[first] == '"') {
+        size_t k = first - at - 1;
+        char *s = tdm_alloc(k + 1);
+        if (!s) return false;
+        memcpy(s, v + 1, k);
+        s[k] = 0;
+        *out = s;
+        *out_len = k;
+        return true;
+    }
+    size_t n = tdm_json_value_len(v, len - at);
+    if (n < 2) return false;
     /* The unescaped text is never longer than the escaped one. */
     char *s = tdm_alloc(n);
     if (!s) return false;
-    size_t k = 0;
-    for (size_t i = 1; i + 1 < n; i++) {
-        char c = v[i];
-        if (c != '\\') {
-            s[k++] = c;
-            continue;
-        }
-        if (++i + 1 >= n) goto bad;
+    size_t k = 0, end = n - 1; /* v[end] is the closing quote */
+    for (size_t i = 1;;) {
+        size_t b = 1 + backslash_at(v + 1, end - 1, i - 1);
+        memcpy(s + k, v + i, b - i);
+        k += b - i;
+        if (b >= end) break;
+        i = b + 1; /* the escape's letter */
+        if (i >= end) goto bad;
         switch (v[i]) {
         case '"': s[k++] = '"'; break;
         case '\\': s[k++] = '\\'; break;
@@ -639,6 +764,7 @@ bool tdm_json_get_string(const char *json, size_t len, const char *key, char **o
         }
         default: goto bad;
         }
+        i++;
     }
     s[k] = 0;
     *out = s;
@@ -651,10 +777,51 @@ bad:
 
 /* ---- The ABI entry point -------------------------------------------------------------------- */
 
+/* Whether req[at..] starts with the n bytes of `lit`, compared a word at a time. */
+static bool has_at(const char *req, size_t len, size_t at, const char *lit, size_t n) {
+    if (at > len || len - at < n) return false;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        if (load64(req + at + i) != load64(lit + i)) return false;
+    }
+    for (; i < n; i++) {
+        if (req[at + i] != lit[i]) return false;
+    }
+    return true;
+}
+
+/* The request in the form the host writes it (docs/ABI.md section 2),
+ * {"id":N,"jsonrpc":"2.0","method":"M","params":P} with M free of escapes: the method and params
+ * found by matching the fixed parts, without looking at the other members. False for any other
+ * form, which the general scanner reads. */
+static bool canonical_envelope(const char *req, size_t len, const char **method, size_t *method_len,
+                               const char **params, size_t *params_len) {
+    static const char id[] = "{\"id\":", middle[] = ",\"jsonrpc\":\"2.0\",\"method\":\"", tail[] = ",\"params\":";
+    if (!has_at(req, len, 0, id, sizeof id - 1)) return false;
+    size_t at = sizeof id - 1;
+    while (at < len && req[at] >= '0' && req[at] <= '9') at++;
+    if (!has_at(req, len, at, middle, sizeof middle - 1)) return false;
+    size_t start = at + sizeof middle - 1, end = string_run_end(req, len, start);
+    if (end >= len || req[end] != '"' || !has_at(req, len, end + 1, tail, sizeof tail - 1)) return false;
+    size_t p = end + sizeof tail;
+    size_t n = tdm_json_value_len(req + p, len - p);
+    if (n == 0) return false;
+    *method = req + start;
+    *method_len = end - start;
+    *params = req + p;
+    *params_len = n;
+    return true;
+}
+
 __attribute__((export_name("tdm_plugin_execute_intent"))) uint8_t *tdm_plugin_execute_intent(const char *req,
                                                                                               size_t len) {
     const char *method, *params;
     size_t method_len, params_len;
+    if (canonical_envelope(req, len, &method, &method_len, &params, &params_len)) {
+        TDM_FUEL_MARK(TDM_MARK_ENVELOPE);
+        tdm_response r = tdm_handle(method, method_len, params, params_len);
+        return r.frame ? r.frame : oom_response().frame;
+    }
     if (!tdm_json_get(req, len, "method", &method, &method_len) || method_len < 2 || method[0] != '"') {
         return tdm_failed("The request has no string `method`.", "invalid_request",
                           "Send a JSON-RPC 2.0 request with a method.", false)
@@ -666,6 +833,7 @@ __attribute__((export_name("tdm_plugin_execute_intent"))) uint8_t *tdm_plugin_ex
         params = "null";
         params_len = 4;
     }
+    TDM_FUEL_MARK(TDM_MARK_ENVELOPE);
     tdm_response r = tdm_handle(method, method_len, params, params_len);
     return r.frame ? r.frame : oom_response().frame;
 }

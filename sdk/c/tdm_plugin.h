@@ -2,12 +2,13 @@
  *
  * Build a plugin from one or more .c files plus sdk/c/tdm_plugin.c with Debian's clang and lld:
  *
- *   clang --target=wasm32 -nostdlib -ffreestanding -O2 -fuse-ld=lld -I sdk/c \
+ *   clang --target=wasm32 -mbulk-memory -nostdlib -ffreestanding -Os -fuse-ld=lld -I sdk/c \
  *     -Wl,--no-entry -Wl,--export=tdm_alloc -Wl,--export=tdm_free \
  *     -Wl,--export=tdm_plugin_execute_intent -Wl,--strip-all \
  *     -o dist/plugin.wasm plugin.c sdk/c/tdm_plugin.c
  *
- * (`memory` is exported by wasm-ld by default.)
+ * (`memory` is exported by wasm-ld by default. -mbulk-memory makes memcpy and memset single
+ * memory.copy / memory.fill instructions, which Contour meters at one fuel per 64 bytes.)
  *
  * The SDK exports the three ABI functions (docs/ABI.md section 1). The plugin author writes one
  * function, `tdm_handle`, which gets the request's `method` and the raw JSON text of its `params`
@@ -161,6 +162,26 @@ int memcmp(const void *a, const void *b, size_t n);
 size_t tdm_strlen(const char *s);
 /* `s` (len bytes) equals the NUL-terminated `lit`. */
 bool tdm_str_eq(const char *s, size_t len, const char *lit);
+
+/* ---- Fuel marks (measurement builds only) --------------------------------------------------- */
+
+/* Built with -DTDM_FUEL_MARKS, the SDK imports `contour_profile.mark(i32)` and calls it between
+ * the stages of an intent, so benches' `sdk_fuel` harness (`make sdk-fuel`, bare wasmi with
+ * Contour's fuel costs) can split one intent's fuel into envelope, params, handler, response and
+ * allocator. Such a module does not load in Contour (the import is not on the allowlist); without
+ * the define TDM_FUEL_MARK compiles to nothing. A plugin marks the end of its own params and
+ * handler stages (see examples/c/hello). */
+#define TDM_MARK_ENVELOPE 1
+#define TDM_MARK_PARAMS 2
+#define TDM_MARK_HANDLER 3
+#define TDM_MARK_ALLOC_ENTER 100
+#define TDM_MARK_ALLOC_EXIT 101
+#ifdef TDM_FUEL_MARKS
+__attribute__((import_module("contour_profile"), import_name("mark"))) void tdm_fuel_mark(int32_t stage);
+#define TDM_FUEL_MARK(stage) tdm_fuel_mark(stage)
+#else
+#define TDM_FUEL_MARK(stage) ((void)0)
+#endif
 
 /* ---- Host intents (imports from module "tdm") ------------------------------------------------ */
 

@@ -151,15 +151,91 @@ fn wordcount_handles_a_text_larger_than_its_initial_memory() {
     assert_eq!(completed_output(&mut sandbox, "count", &json!({ "text": text })), json!({"words": 20_000, "lines": 1}));
 }
 
+#[test]
+fn hello_in_c_and_assemblyscript_greets_like_the_rust_hello() {
+    for name in ["hello-c", "hello-as"] {
+        let mut sandbox = sandbox(name);
+        let report = sandbox.execute("greet", &json!({"name": " Ada\n"}));
+        assert_eq!(report.outcome.json, r#"{"status":"completed","output":{"greeting":"Hello, Ada!"}}"#, "{name}");
+        // Quotes, backslashes and control characters come back escaped.
+        let output = completed_output(&mut sandbox, "greet", &json!({"name": "a\"b\\c\u{1}d é"}));
+        assert_eq!(output, json!({"greeting": "Hello, a\"b\\c\u{1}d é!"}), "{name}");
+        let report = sandbox.execute("greet", &json!({"name": "  "}));
+        let outcome: Value = serde_json::from_str(&report.outcome.json).expect("JSON");
+        assert_eq!(
+            outcome,
+            json!({"status": "failed", "message": "`name` is empty.", "blockedReason": "empty_name",
+                   "recoveryHint": "Pass a non-empty `name`, e.g. {\"name\":\"Ada\"}.", "output": {"retryable": false}}),
+            "{name}"
+        );
+        let report = sandbox.execute("greet", &json!({"name": 7}));
+        assert!(report.outcome.json.contains(r#""blockedReason":"invalid_params""#), "{name}: {}", report.outcome.json);
+        let report = sandbox.execute("wave", &json!({}));
+        assert!(report.outcome.json.contains(r#""blockedReason":"unknown_intent""#), "{name}: {}", report.outcome.json);
+        assert!(sandbox.is_live(), "{name}: its own failed outcomes keep the instance");
+    }
+}
+
+/// A `greet` request of exactly `size` bytes (the name padded with `x`), as the host writes it.
+fn greet_request(size: usize) -> Vec<u8> {
+    let build = |pad: usize| contour_core::abi::request(1, "greet", &json!({ "name": "x".repeat(pad) }));
+    let request = build(size.saturating_sub(build(0).len()));
+    assert_eq!(request.len(), size);
+    request
+}
+
+/// The fuel of one warm `greet` of the built module `name` (the second intent on one sandbox) with a
+/// `size`-byte request.
+fn warm_greet_fuel(name: &str, size: usize) -> u64 {
+    let mut sandbox = sandbox(name);
+    let request = greet_request(size);
+    let first = sandbox.execute_request(&request);
+    assert!(first.outcome.is_completed(), "{name}: {}", first.outcome.json);
+    let warm = sandbox.execute_request(&request);
+    assert!(warm.outcome.is_completed(), "{name}: {}", warm.outcome.json);
+    warm.fuel_used
+}
+
+/// (fuel at 128 B, fuel per byte of name from 128 B to 64 KiB) of a warm greet.
+fn greet_costs(name: &str) -> (u64, f64) {
+    let small = warm_greet_fuel(name, 128);
+    let large = warm_greet_fuel(name, 65_536);
+    (small, (large - small) as f64 / (65_536 - 128) as f64)
+}
+
+#[test]
+fn the_c_and_assemblyscript_greets_cost_about_what_the_rust_one_does() {
+    // Issue 15: the same greet written with each SDK. Fuel is deterministic, so the bounds are exact
+    // measurements: each SDK's warm 128-byte greet within 1.5x of the Rust SDK's (measured here, in the
+    // same run) and within 12,500 fuel (1.5x the Rust SDK's 8,300), and each byte of the name within
+    // 1.5x of Rust's for C. The AssemblyScript SDK widens every string to UTF-16 and narrows it back,
+    // which costs about 20 fuel a byte; its bound holds it there (it was about 208 before).
+    let (rust, rust_per_byte) = greet_costs("hello");
+    for (name, per_byte_bound) in [("hello-c", 1.5 * rust_per_byte), ("hello-as", 22.0)] {
+        let (fuel, per_byte) = greet_costs(name);
+        println!(
+            "{name}: {fuel} fuel at 128 B ({:.2}x Rust's {rust}), {per_byte:.2} per byte",
+            fuel as f64 / rust as f64
+        );
+        assert!(fuel as f64 <= 1.5 * rust as f64, "{name}: {fuel} fuel at 128 B, over 1.5x Rust's {rust}");
+        assert!(fuel <= 12_500, "{name}: {fuel} fuel at 128 B, over 12,500");
+        assert!(per_byte <= per_byte_bound, "{name}: {per_byte:.2} fuel per byte, over {per_byte_bound:.2}");
+    }
+}
+
 // ---- ABI conformance: the same checks for every language's plugins ------------------------------
 
 /// One intent per example that completes, to drive the conformance checks.
-const CONFORMING: [(&str, &str, &str); 2] =
-    [("counter", "increment", r#"{"by":1}"#), ("wordcount", "count", r#"{"text":"a b\nc"}"#)];
+const CONFORMING: [(&str, &str, &str); 4] = [
+    ("counter", "increment", r#"{"by":1}"#),
+    ("wordcount", "count", r#"{"text":"a b\nc"}"#),
+    ("hello-c", "greet", r#"{"name":"Ada"}"#),
+    ("hello-as", "greet", r#"{"name":"Ada"}"#),
+];
 
 #[test]
 fn abi_every_module_is_accepted_by_tdm_inspect() {
-    for name in ["counter", "malformed", "wordcount"] {
+    for name in ["counter", "malformed", "wordcount", "hello-c", "hello-as"] {
         let path = module(name);
         let out = tdm(&["inspect", "--json", &path.display().to_string()]);
         assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stdout));
@@ -200,8 +276,12 @@ fn abi_memory_stays_constant_because_the_host_frees_each_request_and_response() 
     // 1 kB per request: were the requests or responses leaked, 200 intents would need about
     // 200 kB more memory than any of these modules has free at the start.
     let pad = "z".repeat(1024);
-    let cases =
-        [("counter", "increment", json!({"by": 1, "pad": pad})), ("wordcount", "count", json!({ "text": pad }))];
+    let cases = [
+        ("counter", "increment", json!({"by": 1, "pad": pad})),
+        ("wordcount", "count", json!({ "text": pad })),
+        ("hello-c", "greet", json!({ "name": pad })),
+        ("hello-as", "greet", json!({ "name": pad })),
+    ];
     for (name, method, params) in &cases {
         let mut sandbox = sandbox(name);
         let peaks: Vec<u64> = (0..200)
@@ -218,9 +298,12 @@ fn abi_memory_stays_constant_because_the_host_frees_each_request_and_response() 
     }
     // The same with requests that need many pages: the freed request's memory is reused.
     let pad = "z ".repeat(50_000);
-    for (name, method, params) in
-        [("counter", "increment", json!({"by": 1, "pad": pad})), ("wordcount", "count", json!({ "text": pad }))]
-    {
+    for (name, method, params) in [
+        ("counter", "increment", json!({"by": 1, "pad": pad})),
+        ("wordcount", "count", json!({ "text": pad })),
+        ("hello-c", "greet", json!({ "name": pad })),
+        ("hello-as", "greet", json!({ "name": pad })),
+    ] {
         let mut sandbox = sandbox(name);
         let peaks: Vec<u64> = (0..10).map(|_| sandbox.execute(method, &params).peak_memory_bytes).collect();
         assert!(peaks[0] > 2 * 65536, "{name}: a 100 kB request needs more than its initial memory: {peaks:?}");

@@ -264,6 +264,50 @@ fn the_free_after_use_check_catches_a_leak() {
     assert_free_after_use(&echo, "greet", &big_name(), 200);
 }
 
+/// A `greet` request of exactly `size` bytes (the name padded with `x`), as the host writes it.
+fn greet_request(size: usize) -> Vec<u8> {
+    let build = |pad: usize| contour_core::abi::request(1, "greet", &json!({ "name": "x".repeat(pad) }));
+    let request = build(size.saturating_sub(build(0).len()));
+    assert_eq!(request.len(), size);
+    request
+}
+
+/// The fuel of one warm `greet` of `module` (the second intent on one sandbox: launch fuel and the
+/// first call's lazy setup are left out) with a `size`-byte request.
+fn warm_greet_fuel(module: &Path, size: usize) -> u64 {
+    let plugin = Plugin::load(&std::fs::read(module).expect("read the module"), Policy::default()).expect("it loads");
+    let mut sandbox = Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(1)));
+    let request = greet_request(size);
+    let first = sandbox.execute_request(&request);
+    assert!(first.outcome.is_completed(), "{}", first.outcome.json);
+    let warm = sandbox.execute_request(&request);
+    assert!(warm.outcome.is_completed(), "{}", warm.outcome.json);
+    assert_eq!(warm.launch_fuel, 0, "the second intent does not launch");
+    warm.fuel_used
+}
+
+#[test]
+fn a_warm_greet_costs_the_plugins_work_not_the_sdks() {
+    // Issue 15: a warm greet of hello at 128 B within 11,000 fuel (33,000-38,000 with serde_json and
+    // talc), and each byte of a string param within 10 fuel (about 50 before). Fuel is deterministic,
+    // so these are exact measurements, not timings.
+    let hello = module("hello");
+    let small = warm_greet_fuel(&hello, 128);
+    let large = warm_greet_fuel(&hello, 65_536);
+    let per_byte = (large - small) as f64 / (65_536 - 128) as f64;
+    println!("hello greet: {small} fuel at 128 B, {large} at 64 KiB, {per_byte:.2} per byte of name");
+    assert!(small <= 11_000, "a warm 128-byte greet costs {small} fuel, over 11,000");
+    assert!(per_byte <= 10.0, "each byte of a string param costs {per_byte:.2} fuel, over 10");
+}
+
+#[test]
+fn hello_stays_small() {
+    // Issue 15: the faster SDK may not grow hello.wasm by more than 10% (57,300 bytes with
+    // serde_json and talc).
+    let size = std::fs::metadata(module("hello")).expect("hello.wasm").len();
+    assert!(size <= 63_030, "hello.wasm is {size} bytes, over 57,300 + 10%");
+}
+
 #[test]
 fn each_example_is_an_installable_package() {
     // `make examples` assembles target/packages/NAME/: plugin.toml (parsed strictly, with the

@@ -1,8 +1,8 @@
 //! The plugin's own failed outcome.
 
 use crate::host::HostError;
+use crate::json;
 use alloc::string::String;
-use serde::Serialize;
 
 /// The recovery hint of a failure that was given none.
 const DEFAULT_HINT: &str = "Check the intent's params against the plugin's documentation and retry.";
@@ -74,28 +74,26 @@ impl Failure {
 
     /// The outcome JSON (without the ABI's length prefix).
     pub fn to_json(&self) -> alloc::vec::Vec<u8> {
-        #[derive(Serialize)]
-        struct Retry {
-            retryable: bool,
-        }
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Failed<'a> {
-            status: &'static str,
-            message: &'a str,
-            blocked_reason: &'a str,
-            recovery_hint: &'a str,
-            output: Retry,
-        }
-        let failed = Failed {
-            status: "failed",
-            message: &self.message,
-            blocked_reason: &self.blocked_reason,
-            recovery_hint: &self.recovery_hint,
-            output: Retry { retryable: self.retryable },
-        };
-        // Strings and a bool always serialize.
-        serde_json::to_vec(&failed).unwrap_or_default()
+        let mut json = alloc::vec::Vec::with_capacity(
+            96 + self.message.len() + self.blocked_reason.len() + self.recovery_hint.len(),
+        );
+        self.write_outcome(&mut json);
+        json
+    }
+
+    /// Appends the outcome JSON to `out`, as serde_json would write it.
+    pub(crate) fn write_outcome(&self, out: &mut alloc::vec::Vec<u8>) {
+        out.extend_from_slice(br#"{"status":"failed","message":"#);
+        json::ser::write_str(out, &self.message);
+        out.extend_from_slice(br#","blockedReason":"#);
+        json::ser::write_str(out, &self.blocked_reason);
+        out.extend_from_slice(br#","recoveryHint":"#);
+        json::ser::write_str(out, &self.recovery_hint);
+        out.extend_from_slice(if self.retryable {
+            br#","output":{"retryable":true}}"#
+        } else {
+            br#","output":{"retryable":false}}"#
+        });
     }
 }
 

@@ -6,7 +6,8 @@
 //! (`permission_denied`, `host_intent_failed`, ...), and the plugin keeps running. `?` turns it
 //! into the plugin's own [`Failure`](crate::Failure) with the same fields.
 
-use crate::abi;
+use crate::{abi, json};
+use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -64,18 +65,11 @@ impl fmt::Display for HostError {
 /// Ids of this instance's host requests.
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 
-#[derive(Serialize)]
-struct Request<'a, P: ?Sized> {
-    jsonrpc: &'static str,
-    id: u32,
-    method: &'a str,
-    params: &'a P,
-}
-
 /// The host's outcome, read for its status first.
 #[derive(Deserialize)]
-struct Head {
-    status: String,
+struct Head<'a> {
+    #[serde(borrow)]
+    status: Cow<'a, str>,
 }
 
 /// A failed host outcome.
@@ -106,15 +100,28 @@ struct Completed<R> {
 /// Calls host method `method` with `params` and returns the answer's `output` as `R`.
 pub fn call<P: Serialize + ?Sized, R: DeserializeOwned>(method: &str, params: &P) -> Result<R, HostError> {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let request = serde_json::to_vec(&Request { jsonrpc: "2.0", id, method, params })
+    // Written as serde_json writes `{jsonrpc, id, method, params}`.
+    let mut request = Vec::with_capacity(64);
+    request.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    json::ser::write_u64(&mut request, id.into());
+    request.extend_from_slice(br#","method":"#);
+    json::ser::write_str(&mut request, method);
+    request.extend_from_slice(br#","params":"#);
+    json::ser::write(&mut request, params)
         .map_err(|e| HostError::Decode(alloc::format!("the request does not serialize: {e}")))?;
+    request.push(b'}');
     let answer = abi::host_call(&request)?;
-    let decode = |e: serde_json::Error| HostError::Decode(alloc::format!("{e}"));
-    let head: Head = serde_json::from_slice(&answer).map_err(decode)?;
-    match head.status.as_str() {
-        "completed" => serde_json::from_slice::<Completed<R>>(&answer).map(|c| c.output).map_err(decode),
+    read_answer(&answer)
+}
+
+/// The `output` of a completed host outcome as `R`, or the failure of a failed one.
+fn read_answer<R: DeserializeOwned>(answer: &[u8]) -> Result<R, HostError> {
+    let decode = |e: json::Error| HostError::Decode(alloc::format!("{e}"));
+    let head: Head<'_> = json::de::from_slice(answer).map_err(decode)?;
+    match head.status.as_ref() {
+        "completed" => json::de::from_slice::<Completed<R>>(answer).map(|c| c.output).map_err(decode),
         "failed" => {
-            let failed: Failed = serde_json::from_slice(&answer).map_err(decode)?;
+            let failed: Failed = json::de::from_slice(answer).map_err(decode)?;
             Err(HostError::Failed {
                 blocked_reason: failed.blocked_reason,
                 message: failed.message,

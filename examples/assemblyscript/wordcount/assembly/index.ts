@@ -5,18 +5,18 @@
 // A word is a maximal run of characters other than ASCII whitespace (space, \t, \n, \v, \f, \r).
 // Lines are counted as an editor shows them: each "\n" ends a line, and a last line without one
 // counts too; "" has 0 lines.
-import { completed, failed, getString, handle, JsonWriter } from "../../../../sdk/assemblyscript/assembly/index";
+import { completed, failed, handle, JsonWriter, Params } from "../../../../sdk/assemblyscript/assembly/index";
 export { tdm_alloc, tdm_free } from "../../../../sdk/assemblyscript/assembly/index";
 
 export function tdm_plugin_execute_intent(ptr: usize, len: usize): usize {
   return handle(ptr, len, onIntent);
 }
 
-function onIntent(method: string, params: string): string {
+function onIntent(method: string, params: Params): usize {
   if (method != "count") {
     return failed("Unknown intent.", "unknown_intent", "Call `count {text}`.", false);
   }
-  const text = getString(params, "text");
+  const text = params.getString("text");
   if (text === null) {
     return failed("`text` must be a string.", "invalid_params", "Pass {\"text\": \"...\"}.", false);
   }
@@ -32,5 +32,5 @@ function onIntent(method: string, params: string): string {
   }
   if (text.length > 0 && text.charCodeAt(text.length - 1) != 0x0a) lines++;
   const output = new JsonWriter().beginObject().key("words").int(words).key("lines").int(lines).endObject();
-  return completed(output.toString());
+  return completed(output);
 }

@@ -7,7 +7,11 @@
 //! Run it after `make bench` or `make bench-peers` (which adds wasmtime, wasm3 and Extism to the same groups):
 //! `make bench-report`. Rows whose figures are missing say which target to run.
 
-use plotters::prelude::*;
+mod plot;
+mod profile;
+mod sdk;
+
+use plotters::style::RGBColor;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -420,131 +424,6 @@ fn rows(estimates: &Estimates, density: Option<&Value>, profile: Option<&Value>)
     rows
 }
 
-/// The callgrind section: instructions per iteration of each hot path against its baseline, from
-/// `target/profile.json` (the `profile` bin), which do not move with the load on the machine as times do.
-fn profile_section(out: &mut String) {
-    let _ = writeln!(out, "## Instructions per hot path (callgrind)\n");
-    let path = contour_benches::target_dir().join("profile.json");
-    let Some(profile) = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<Value>(&t).ok()) else {
-        let _ = writeln!(out, "(no {}: run `make bench-profile`)\n", path.display());
-        return;
-    };
-    let Some(scenarios) = profile.as_object() else { return };
-    let _ = writeln!(
-        out,
-        "`valgrind --tool=callgrind` counts the instructions of each scenario run {BASE} and {LONG} times; the \
-         difference / {EXTRA} is one iteration, setup left out. The same binary gives the same counts whatever else \
-         the machine does, so these ratios are the repeatable ones (criterion times here move by 10-15% between \
-         runs).\n"
-    );
-    let _ = writeln!(out, "| Scenario | One iteration is | Instructions | Baseline | Ratio |");
-    let _ = writeln!(out, "|---|---|---|---|---|");
-    for (name, figure) in scenarios {
-        let Some(each) = figure["instructions"].as_f64() else { continue };
-        let baseline = figure["baseline"].as_str().unwrap_or_default();
-        let base = scenarios.get(baseline).and_then(|b| b["instructions"].as_f64());
-        let ratio = base.map_or_else(|| "-".into(), |b| format!("{:.2}x", each / b));
-        let _ = writeln!(
-            out,
-            "| {name} | {} | {each:.0} | {} | {ratio} |",
-            figure["what"].as_str().unwrap_or_default(),
-            if baseline.is_empty() { "-" } else { baseline }
-        );
-    }
-    let _ = writeln!(
-        out,
-        "\nWhat the profile led to (each a commit of its own): plugins load on a shared `Runtime` (engine and the \
-         48-import linker built once; a small module's load had spent ~63k instructions relinking), the load \
-         report renders signatures from static names; a host call reads its envelope and params typed and in place \
-         instead of building a JSON tree (12,000 -> ~6,300 instructions per `log` call), checks UTF-8 once, and \
-         answers from a borrowed struct; a response is checked in one typed pass instead of as a tree (the echo's \
-         ~2,500 instructions of JSON work). What is left of the echo overhead is the four typed calls through \
-         wasmi's resumable-call path (fuel slices, deadline checks), the copy of the response out of guest memory \
-         and one pass of the response JSON.\n"
-    );
-}
-
-/// Iterations of the profile bin's short run, their difference from the long run, and the long run.
-const BASE: u64 = contour_benches::PROFILE_BASE_ITERATIONS;
-/// See [`BASE`].
-const EXTRA: u64 = contour_benches::PROFILE_EXTRA_ITERATIONS;
-/// See [`BASE`].
-const LONG: u64 = BASE + EXTRA;
-
-/// One plotted line: label, colour, (payload bytes, round trip us) points.
-type Line = (&'static str, RGBColor, Vec<(f64, f64)>);
-
-/// A log-log SVG plot of the echo round trip (us) against payload bytes, one line per series found, or `None`
-/// when there are no echo figures.
-fn plot(estimates: &Estimates) -> Option<Result<String, String>> {
-    let lines: Vec<Line> = PLOT_SERIES
-        .into_iter()
-        .filter_map(|(bench, label, colour)| {
-            let points: Vec<(f64, f64)> = ECHO_SIZES
-                .iter()
-                .filter_map(|&len| estimates.median(&format!("echo/{len}"), bench).map(|ns| (len as f64, ns / 1e3)))
-                .collect();
-            (!points.is_empty()).then_some((label, colour, points))
-        })
-        .collect();
-    if lines.is_empty() {
-        return None;
-    }
-    let ys = lines.iter().flat_map(|line| line.2.iter().map(|point| point.1));
-    let y_lo = 10f64.powf(ys.clone().fold(f64::MAX, f64::min).log10().floor());
-    let y_hi = 10f64.powf(ys.fold(f64::MIN, f64::max).log10().ceil()).max(y_lo * 10.0);
-    let mut svg = String::new();
-    let drawn = draw_plot(&mut svg, &lines, (y_lo, y_hi)).map_err(|error| error.to_string());
-    Some(drawn.map(|()| svg))
-}
-
-/// The 1, 2, 5 steps of every decade within `range`: the round-trip axis ticks.
-fn one_two_five(range: (f64, f64)) -> Vec<f64> {
-    let (first, last) = (range.0.log10().floor() as i32, range.1.log10().ceil() as i32);
-    (first..=last)
-        .flat_map(|decade| [1.0, 2.0, 5.0].map(|step| step * 10f64.powi(decade)))
-        .filter(|&tick| tick >= range.0 * 0.999 && tick <= range.1 * 1.001)
-        .collect()
-}
-
-/// Draws `lines` into `svg` on log-log axes, round trip in `y_range` us.
-fn draw_plot(svg: &mut String, lines: &[Line], y_range: (f64, f64)) -> Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::with_string(svg, (720, 440)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("Echo round trip on a warm instance (median, log-log)", ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(64)
-        .build_cartesian_2d(
-            (64f64..131_072f64).log_scale().with_key_points(ECHO_SIZES.map(|len| len as f64).to_vec()),
-            (y_range.0..y_range.1).log_scale().with_key_points(one_two_five(y_range)),
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc("request size")
-        .y_desc("round trip (us)")
-        .x_label_formatter(&|&v| bytes(v as u64))
-        .y_label_formatter(&|&v| format!("{v}"))
-        .draw()?;
-    for (label, colour, points) in lines {
-        let colour = *colour;
-        chart
-            .draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))?
-            .label(*label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
-        chart.draw_series(points.iter().map(|&point| Circle::new(point, 3, colour.filled())))?;
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()?;
-    root.present()?;
-    Ok(())
-}
-
 /// The versions of `name` locked in the workspace's Cargo.lock (none when it cannot be read).
 fn locked_versions(name: &str) -> Vec<String> {
     let Ok(lock) = std::fs::read_to_string(Path::new(BENCHES).join("../Cargo.lock")) else { return Vec::new() };
@@ -662,7 +541,7 @@ fn main() {
         let _ = writeln!(out, "Density ran with N = {} of each.\n", d["n"]);
     }
     let _ = writeln!(out, "## Echo latency across payload sizes\n");
-    match plot(&estimates) {
+    match plot::plot(&estimates) {
         Some(Ok(svg)) => match std::fs::write(Path::new(BENCHES).join("echo_latency.svg"), svg) {
             Ok(()) => {
                 let _ = writeln!(out, "![echo round trip vs payload size](echo_latency.svg)\n");
@@ -678,7 +557,8 @@ fn main() {
             let _ = writeln!(out, "(no echo estimates: run `make bench`)\n");
         }
     }
-    profile_section(&mut out);
+    sdk::section(&mut out, &estimates);
+    profile::profile_section(&mut out);
     let _ = writeln!(out, "## All medians\n");
     let _ = writeln!(out, "Per iteration (`host_call_log` is one intent of {HOST_CALLS} calls).\n");
     let _ = writeln!(out, "| Group | Benchmark | Median |");
@@ -687,7 +567,7 @@ fn main() {
         let _ = writeln!(out, "| {group} | {bench} | {} |", time(ns));
     }
     // Measured by hand (`make embedded-sizes`), kept in benches/embedded.md.
-    let _ = writeln!(out, "\n{}", include_str!("../../embedded.md").trim_end());
+    let _ = writeln!(out, "\n{}", include_str!("../../../embedded.md").trim_end());
     let _ = writeln!(out, "\n## Not done yet\n");
     let mut missing = Vec::new();
     if !peers {

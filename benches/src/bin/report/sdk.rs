@@ -1,0 +1,189 @@
+//! The report's section on the guest SDKs (issue 15): the same `greet` plugin written with the Rust, C and
+//! AssemblyScript SDKs, its fuel per warm intent (`target/sdk_fuel.json`, written by `make sdk-fuel`, which
+//! `make bench` runs) beside its time (`greet/<size>` in `benches/sandbox.rs`), where the fuel goes, and the Rust SDK
+//! against the same greet written with Extism's Rust PDK (`greet_peers/<size>` in `benches/peers.rs`, one process).
+
+use super::{bytes, time, verdict, Estimates, Row};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// The greet request sizes, in bytes.
+const SIZES: [u64; 3] = [128, 4096, 65_536];
+/// The SDKs: key in `sdk_fuel.json`, bench name in `greet/<size>`, label.
+const SDKS: [(&str, &str, &str); 3] =
+    [("rust", "contour_rust", "Rust"), ("c", "contour_c", "C"), ("assemblyscript", "contour_as", "AssemblyScript")];
+/// The stages of `sdk_fuel.json`, in order.
+const STAGES: [&str; 5] = ["envelope", "params", "handler", "response", "allocator"];
+
+/// One SDK's warm fuel at `size` bytes.
+fn fuel(figures: &Value, sdk: &str, size: u64) -> Option<u64> {
+    figures[sdk]["sizes"].as_array()?.iter().find(|e| e["bytes"].as_u64() == Some(size))?["fuel"].as_u64()
+}
+
+/// One SDK's fuel per byte of name.
+fn per_byte(figures: &Value, sdk: &str) -> Option<f64> {
+    figures[sdk]["fuel_per_byte"].as_f64()
+}
+
+/// A count with thousands separated.
+fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The issue 15 rows: the Rust SDK's fuel, C and AssemblyScript against it, and the Rust SDK against Extism.
+fn rows(estimates: &Estimates, figures: Option<&Value>) -> Vec<Row> {
+    let mut rows = Vec::new();
+    const NO_FUEL: &str = "run make sdk-fuel";
+    match figures.and_then(|f| Some((fuel(f, "rust", 128)?, per_byte(f, "rust")?))) {
+        Some((small, slope)) => {
+            rows.push(Row {
+                metric: "warm greet of examples/rust/hello, 128 B request (fuel, exact)".into(),
+                contour: format!("{} fuel", count(small)),
+                baseline: "-".into(),
+                ratio: "-".into(),
+                target: "<= 11,000 fuel".into(),
+                result: verdict(small <= 11_000).into(),
+            });
+            rows.push(Row {
+                metric: "fuel per byte of a string param, Rust SDK (128 B -> 64 KiB)".into(),
+                contour: format!("{slope:.2} fuel/B"),
+                baseline: "-".into(),
+                ratio: "-".into(),
+                target: "<= 10 fuel/B".into(),
+                result: verdict(slope <= 10.0).into(),
+            });
+        }
+        None => rows.push(Row::missing("warm greet fuel, Rust SDK", "<= 11,000 fuel", NO_FUEL)),
+    }
+    for (sdk, _, label) in &SDKS[1..] {
+        let found = figures
+            .and_then(|f| Some((fuel(f, sdk, 128)?, fuel(f, "rust", 128)?, per_byte(f, sdk)?, per_byte(f, "rust")?)));
+        let Some((small, rust, slope, rust_slope)) = found else {
+            rows.push(Row::missing(format!("warm greet fuel, {label} SDK vs Rust SDK"), "<= 1.5x", NO_FUEL));
+            continue;
+        };
+        let (ratio, slope_ratio) = (small as f64 / rust as f64, slope / rust_slope);
+        rows.push(Row {
+            metric: format!("warm greet, {label} SDK vs Rust SDK (fuel at 128 B; per byte of name)"),
+            contour: format!("{} fuel; {slope:.2}/B", count(small)),
+            baseline: format!("{} fuel; {rust_slope:.2}/B", count(rust)),
+            ratio: format!("{ratio:.2}x; {slope_ratio:.2}x per byte"),
+            target: "<= 1.5x".into(),
+            result: format!(
+                "{} at 128 B; {} per byte",
+                verdict(ratio <= 1.5).trim_matches('*'),
+                verdict(slope_ratio <= 1.5).trim_matches('*')
+            ),
+        });
+    }
+    for (size, target) in [(128, Some(1.0)), (4096, None), (65_536, Some(1.5))] {
+        let group = format!("greet_peers/{size}");
+        let metric = format!("greet {}, Rust SDK vs extism-pdk (serde Json) on Extism 1.30", bytes(size));
+        let target_text = target.map_or_else(|| "none (peer)".into(), |t| format!("<= {t:.1}x Extism's time"));
+        match (estimates.median(&group, "contour_rust"), estimates.median(&group, "extism")) {
+            (Some(contour), Some(extism)) => {
+                let ratio = contour / extism;
+                let fuel = figures.and_then(|f| fuel(f, "rust", size));
+                rows.push(Row {
+                    metric,
+                    contour: format!(
+                        "{}{}",
+                        time(contour),
+                        fuel.map_or_else(String::new, |f| format!(" ({} fuel)", count(f)))
+                    ),
+                    baseline: time(extism),
+                    ratio: format!("{ratio:.2}x"),
+                    target: target_text,
+                    result: target.map_or_else(|| "info".into(), |t| verdict(ratio <= t).into()),
+                });
+            }
+            _ => rows.push(Row::missing(metric, target_text, "run make bench-peers")),
+        }
+    }
+    rows
+}
+
+/// Writes the section.
+pub(super) fn section(out: &mut String, estimates: &Estimates) {
+    let path = contour_benches::target_dir().join("sdk_fuel.json");
+    let figures: Option<Value> = std::fs::read_to_string(&path).ok().and_then(|text| serde_json::from_str(&text).ok());
+    let _ = writeln!(out, "## Guest SDKs: the same greet (issue 15)\n");
+    let _ = writeln!(
+        out,
+        "`greet {{name}}` answering `{{\"greeting\": \"Hello, NAME!\"}}` with NAME trimmed, written with each SDK \
+         (`examples/rust/hello`, `examples/c/hello`, `examples/assemblyscript/hello`), with requests of 128 B, 4 KiB \
+         and 64 KiB (the name padded with `x`). Fuel is Contour's meter (about one unit per Wasm instruction; copies \
+         one per 64 bytes) for one warm intent, exact and repeatable (`make sdk-fuel`); times are criterion medians \
+         of the same intents (`greet/<size>`). Extism runs `benches/guests/extism-greet`, the same greet written \
+         with extism-pdk and serde `Json` in and out, built with the same profile as hello, called with \
+         `{{\"name\": ...}}` (Extism has no envelope) in the same process as Contour's `greet_peers/<size>`.\n"
+    );
+    let rows = rows(estimates, figures.as_ref());
+    let _ = writeln!(out, "| Metric | Contour | Baseline | Ratio | Target | Result |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    for row in &rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            row.metric, row.contour, row.baseline, row.ratio, row.target, row.result
+        );
+    }
+    let Some(figures) = figures else {
+        let _ = writeln!(out, "\n(no {}: run `make sdk-fuel`)\n", path.display());
+        return;
+    };
+    let _ = writeln!(out, "\nFuel and median time of one warm greet, per SDK (ratios against the Rust SDK):\n");
+    let _ = writeln!(out, "| SDK | 128 B | 4 KiB | 64 KiB | fuel per byte of name |");
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for (sdk, bench, label) in SDKS {
+        let cells: Vec<String> = SIZES
+            .iter()
+            .map(|&size| {
+                let fuel_here = fuel(&figures, sdk, size);
+                let ratio = fuel_here.zip(fuel(&figures, "rust", size)).map(|(f, r)| f as f64 / r as f64);
+                let median = estimates.median(&format!("greet/{size}"), bench);
+                format!(
+                    "{} fuel ({:.2}x), {}",
+                    fuel_here.map_or_else(|| "-".into(), count),
+                    ratio.unwrap_or(f64::NAN),
+                    median.map_or_else(|| "no time".into(), time)
+                )
+            })
+            .collect();
+        let slope = per_byte(&figures, sdk).map_or_else(|| "-".into(), |s| format!("{s:.2}"));
+        let _ = writeln!(out, "| {label} | {} | {slope} |", cells.join(" | "));
+    }
+    let _ = writeln!(
+        out,
+        "\nWhere the fuel of a warm 128-byte greet goes (`make sdk-fuel`: a build of each with fuel marks between \
+         the stages, run in bare wasmi with Contour's fuel costs; the marks themselves cost a few dozen fuel):\n"
+    );
+    let _ = writeln!(out, "| SDK | {} |", STAGES.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---|".repeat(STAGES.len()));
+    for (sdk, _, label) in SDKS {
+        let entry = figures[sdk]["sizes"].as_array().and_then(|sizes| sizes.iter().find(|e| e["bytes"] == 128));
+        let cells: Vec<String> = STAGES
+            .iter()
+            .map(|stage| entry.and_then(|e| e["stages"][stage].as_u64()).map_or_else(|| "-".into(), count))
+            .collect();
+        let _ = writeln!(out, "| {label} | {} |", cells.join(" | "));
+    }
+    let _ = writeln!(
+        out,
+        "\nStages: envelope = finding the method and the params; params = reading them, typed; handler = the \
+         plugin's own work (trim and the greeting; in C the greeting is written straight into the output, so it \
+         counts as response); response = writing and framing the outcome; allocator = the host's `tdm_alloc` and \
+         `tdm_free` calls and every allocator call inside the intent (the AssemblyScript runtime's own allocations \
+         count in their stage; its `tdm_alloc` runs the garbage collector). wasmi charges a function's \
+         straight-line code when it is entered, so a stage includes code inlined into it even where that code does \
+         not run.\n"
+    );
+}

@@ -1,0 +1,345 @@
+// Reading the request from its bytes, where the host wrote them in linear memory: the envelope's
+// `method` and `params`, and the params' members on demand (`Params`). Nothing is decoded to a
+// string unless a plugin asks for it, and the loops that run once per byte of a string test 16
+// bytes a round with a few word-wide instructions: Contour charges about one fuel per instruction.
+
+import { unescape } from "./text";
+
+const ONES: u64 = 0x0101010101010101;
+const HIGHS: u64 = 0x8080808080808080;
+
+// The high bit of each byte of `word` that is `"`, `\` or a control byte (and possibly of later
+// bytes: the lowest set bit marks the first). The three tests share one `& ~word`, as the quote and
+// the backslash have a clear high bit.
+// @ts-ignore: decorator
+@inline function specials(word: u64): u64 {
+  const candidates = ((word ^ (ONES * 0x22)) - ONES) | ((word ^ (ONES * 0x5c)) - ONES) | (word - ONES * 0x20);
+  return candidates & ~word & HIGHS;
+}
+
+// `specials`, and every byte that is not ASCII.
+// @ts-ignore: decorator
+@inline function asciiSpecials(word: u64): u64 {
+  const candidates = ((word ^ (ONES * 0x22)) - ONES) | ((word ^ (ONES * 0x5c)) - ONES) | (word - ONES * 0x20);
+  return (candidates | word) & HIGHS;
+}
+
+// The index of the lowest marked byte of a round (`low`, then `high`), 16 when none.
+// @ts-ignore: decorator
+@inline function firstMarked(low: u64, high: u64): usize {
+  return low ? <usize>(ctz(low) >> 3) : high ? 8 + <usize>(ctz(high) >> 3) : 16;
+}
+
+// 16 bytes of scratch for the last round of a scan, padded with 'a' (a byte no mask marks).
+const PAD: usize = memory.data(16);
+
+// The first byte of [p, end) that is `"`, `\` or a control byte, or `end`.
+function plainEnd(p: usize, end: usize): usize {
+  while (p + 16 <= end) {
+    const low = specials(load<u64>(p)), high = specials(load<u64>(p, 8));
+    if (low | high) return p + firstMarked(low, high);
+    p += 16;
+  }
+  return p < end ? plainEndTail(p, end) : end;
+}
+
+function plainEndTail(p: usize, end: usize): usize {
+  memory.fill(PAD, 0x61, 16);
+  memory.copy(PAD, p, end - p);
+  const at = p + firstMarked(specials(load<u64>(PAD)), specials(load<u64>(PAD, 8)));
+  return at < end ? at : end;
+}
+
+// The first byte of [p, end) that is `"`, `\`, a control byte or not ASCII, or `end`: the end of
+// a run that becomes a string unit for unit.
+function asciiPlainEnd(p: usize, end: usize): usize {
+  while (p + 16 <= end) {
+    const low = asciiSpecials(load<u64>(p)), high = asciiSpecials(load<u64>(p, 8));
+    if (low | high) return p + firstMarked(low, high);
+    p += 16;
+  }
+  return p < end ? asciiPlainEndTail(p, end) : end;
+}
+
+function asciiPlainEndTail(p: usize, end: usize): usize {
+  memory.fill(PAD, 0x61, 16);
+  memory.copy(PAD, p, end - p);
+  const at = p + firstMarked(asciiSpecials(load<u64>(PAD)), asciiSpecials(load<u64>(PAD, 8)));
+  return at < end ? at : end;
+}
+
+// 4 ASCII bytes spread to 4 UTF-16 code units.
+// @ts-ignore: decorator
+@inline function widen(bytes: u64): u64 {
+  const pairs = (bytes | (bytes << 16)) & 0x0000ffff0000ffff;
+  return (pairs | (pairs << 8)) & 0x00ff00ff00ff00ff;
+}
+
+// The `n` ASCII bytes at `p` as a string, 16 bytes a round.
+function asciiString(p: usize, n: usize): string {
+  const text = changetype<string>(__new(n << 1, idof<string>()));
+  let out = changetype<usize>(text);
+  const end = p + n;
+  while (p + 16 <= end) {
+    store<u64>(out, widen(<u64>load<u32>(p)));
+    store<u64>(out, widen(<u64>load<u32>(p, 4)), 8);
+    store<u64>(out, widen(<u64>load<u32>(p, 8)), 16);
+    store<u64>(out, widen(<u64>load<u32>(p, 12)), 24);
+    p += 16;
+    out += 32;
+  }
+  while (p < end) {
+    store<u16>(out, load<u8>(p));
+    p++;
+    out += 2;
+  }
+  return text;
+}
+
+// @ts-ignore: decorator
+@inline function isWs(c: u32): bool {
+  return c == 0x20 || c == 0x09 || c == 0x0a || c == 0x0d;
+}
+
+function skipWs(p: usize, end: usize): usize {
+  while (p < end && isWs(load<u8>(p))) p++;
+  return p;
+}
+
+// Just past the string whose opening quote is at `p`, or 0 when it does not end before `end`.
+function stringEnd(p: usize, end: usize): usize {
+  let at = p + 1;
+  while (at < end) {
+    at = plainEnd(at, end);
+    if (at >= end) return 0;
+    const c = load<u8>(at);
+    if (c == 0x22) return at + 1;
+    at += c == 0x5c ? 2 : 1; // an escape's letter, or a (stray) control byte
+  }
+  return 0;
+}
+
+/** Just past the JSON value that starts at `p` (no whitespace first), or 0 when it does not end
+ * before `end`. A scanner, not a validator: the host sends well-formed JSON. */
+export function valueEndAt(p: usize, end: usize): usize {
+  if (p >= end) return 0;
+  const c = load<u8>(p);
+  if (c == 0x22) return stringEnd(p, end);
+  if (c == 0x7b || c == 0x5b) {
+    let depth = 0;
+    let at = p;
+    while (at < end) {
+      const d = load<u8>(at);
+      if (d == 0x22) {
+        at = stringEnd(at, end);
+        if (!at) return 0;
+        continue;
+      }
+      if (d == 0x7b || d == 0x5b) depth++;
+      else if (d == 0x7d || d == 0x5d) {
+        if (--depth == 0) return at + 1;
+      }
+      at++;
+    }
+    return 0;
+  }
+  let at = p;
+  while (at < end) {
+    const d = load<u8>(at);
+    if (isWs(d) || d == 0x2c || d == 0x7d || d == 0x5d) break;
+    at++;
+  }
+  return at > p ? at : 0;
+}
+
+// Whether the key text [from, to) (between its quotes) is `key`.
+function keyMatches(from: usize, to: usize, key: string): bool {
+  const n = <usize>key.length;
+  const units = changetype<usize>(key);
+  if (to - from == n) {
+    let i: usize = 0;
+    while (i < n && <u32>load<u16>(units + (i << 1)) == <u32>load<u8>(from + i)) i++;
+    if (i == n) return true;
+  }
+  // A key with escapes or beyond ASCII: compare the decoded text.
+  for (let p = from; p < to; p++) {
+    const c = load<u8>(p);
+    if (c == 0x5c || c >= 0x80) return unescape(String.UTF8.decodeUnsafe(from, to - from)) == key;
+  }
+  return false;
+}
+
+/** Where the value of top-level member `key` of the object at `p` starts, or 0 when the object
+ * has none (or is not an object). The values before it are skipped, not read. */
+export function findValue(p: usize, end: usize, key: string): usize {
+  p = skipWs(p, end);
+  if (p >= end || load<u8>(p) != 0x7b) return 0;
+  p++;
+  while (true) {
+    p = skipWs(p, end);
+    if (p >= end || load<u8>(p) != 0x22) return 0;
+    const keyEnd = stringEnd(p, end);
+    if (!keyEnd) return 0;
+    const match = keyMatches(p + 1, keyEnd - 1, key);
+    p = skipWs(keyEnd, end);
+    if (p >= end || load<u8>(p) != 0x3a) return 0;
+    p = skipWs(p + 1, end);
+    if (match) return p;
+    const valueEnd = valueEndAt(p, end);
+    if (!valueEnd) return 0;
+    p = skipWs(valueEnd, end);
+    if (p >= end || load<u8>(p) != 0x2c) return 0;
+    p++;
+  }
+  return 0;
+}
+
+/** The string whose opening quote is at `p`, unescaped, or null when it does not end before
+ * `end`. ASCII without escapes (the common case) is found and copied 8 bytes a round. */
+export function readString(p: usize, end: usize): string | null {
+  const start = p + 1;
+  const stop = asciiPlainEnd(start, end);
+  if (stop < end && load<u8>(stop) == 0x22) return asciiString(start, stop - start);
+  const close = stringEnd(p, end);
+  if (!close) return null;
+  return unescape(String.UTF8.decodeUnsafe(start, close - 1 - start));
+}
+
+// The integer read by `readInteger`.
+let integer: i64 = 0;
+
+// Reads the JSON integer at `p` (no fraction or exponent, within i64) into `integer`.
+function readInteger(p: usize, end: usize): bool {
+  const negative = p < end && load<u8>(p) == 0x2d;
+  if (negative) p++;
+  const first = p;
+  const limit: u64 = negative ? <u64>i64.MAX_VALUE + 1 : <u64>i64.MAX_VALUE;
+  let acc: u64 = 0;
+  while (p < end) {
+    const c = <u32>load<u8>(p);
+    if (c < 0x30 || c > 0x39) break;
+    const digit = <u64>(c - 0x30);
+    if (acc > (limit - digit) / 10) return false;
+    acc = acc * 10 + digit;
+    p++;
+  }
+  if (p == first) return false;
+  if (p < end) {
+    const c = load<u8>(p);
+    if (!(isWs(c) || c == 0x2c || c == 0x7d || c == 0x5d)) return false;
+  }
+  integer = negative ? <i64>(0 - acc) : <i64>acc;
+  return true;
+}
+
+// Whether the bytes at `p` are `word` (ASCII) followed by the end of a value.
+function isLiteral(p: usize, end: usize, word: string): bool {
+  const n = <usize>word.length;
+  if (end - p < n) return false;
+  for (let i: usize = 0; i < n; i++) {
+    if (<u32>load<u8>(p + i) != <u32>load<u16>(changetype<usize>(word) + (i << 1))) return false;
+  }
+  if (p + n == end) return true;
+  const c = load<u8>(p + n);
+  return isWs(c) || c == 0x2c || c == 0x7d || c == 0x5d;
+}
+
+/** The request's params, read on demand from the request's bytes: each getter finds its member
+ * and decodes only that value. Valid while the intent runs (the host frees the request after). */
+export class Params {
+  /** `start`: the first byte of the params value; `end`: the end of the request. */
+  constructor(public start: usize, public end: usize) {}
+
+  /** Member `key` as a string (unescaped), or null when absent or not a string. */
+  getString(key: string): string | null {
+    const value = findValue(this.start, this.end, key);
+    if (!value || load<u8>(value) != 0x22) return null;
+    return readString(value, this.end);
+  }
+
+  /** The raw JSON text of member `key`, or null when absent. */
+  getRaw(key: string): string | null {
+    const value = findValue(this.start, this.end, key);
+    if (!value) return null;
+    const valueEnd = valueEndAt(value, this.end);
+    return valueEnd ? String.UTF8.decodeUnsafe(value, valueEnd - value) : null;
+  }
+
+  /** Whether member `key` is present. */
+  has(key: string): bool {
+    return findValue(this.start, this.end, key) != 0;
+  }
+
+  /** Whether member `key` is present and an integer (no fraction or exponent, within i64); read
+   * it with `getInt`. */
+  hasInt(key: string): bool {
+    const value = findValue(this.start, this.end, key);
+    return value != 0 && readInteger(value, this.end);
+  }
+
+  /** Member `key` as an integer, or `fallback` when absent or not an integer. */
+  getInt(key: string, fallback: i64 = 0): i64 {
+    const value = findValue(this.start, this.end, key);
+    return value != 0 && readInteger(value, this.end) ? integer : fallback;
+  }
+
+  /** Member `key` as a boolean, or `fallback`. */
+  getBool(key: string, fallback: bool = false): bool {
+    const value = findValue(this.start, this.end, key);
+    if (!value) return fallback;
+    if (isLiteral(value, this.end, "true")) return true;
+    if (isLiteral(value, this.end, "false")) return false;
+    return fallback;
+  }
+
+  /** The params' JSON text. */
+  toString(): string {
+    const valueEnd = valueEndAt(this.start, this.end);
+    return valueEnd ? String.UTF8.decodeUnsafe(this.start, valueEnd - this.start) : "null";
+  }
+}
+
+// `{}`: the params of a request without any.
+const EMPTY_OBJECT: usize = memory.data<u8>([0x7b, 0x7d]);
+
+/** The method `readEnvelope` found. */
+export let envelopeMethod: string = "";
+/** The params `readEnvelope` found (`{}` when the request has none). */
+export let envelopeParams: Params = new Params(EMPTY_OBJECT, EMPTY_OBJECT + 2);
+
+/** Reads the request at [ptr, ptr + len) into `envelopeMethod` and `envelopeParams`; false when
+ * it is not a JSON-RPC request with a string `method`. */
+export function readEnvelope(ptr: usize, len: usize): bool {
+  const end = ptr + len;
+  if (canonicalEnvelope(ptr, end)) return true;
+  const method = findValue(ptr, end, "method");
+  if (!method || load<u8>(method) != 0x22) return false;
+  const text = readString(method, end);
+  if (text === null) return false;
+  envelopeMethod = text;
+  const params = findValue(ptr, end, "params");
+  envelopeParams = params ? new Params(params, end) : new Params(EMPTY_OBJECT, EMPTY_OBJECT + 2);
+  return true;
+}
+
+// The request in the form the host writes it (docs/ABI.md section 2),
+// {"id":N,"jsonrpc":"2.0","method":"M","params":P} with M ASCII without escapes, read by matching its
+// fixed parts a word at a time. False for any other form, which `readEnvelope` scans member by member.
+function canonicalEnvelope(ptr: usize, end: usize): bool {
+  // `{"id":`, then digits.
+  if (end - ptr < 8 || (load<u64>(ptr) & 0xffffffffffff) != 0x3a226469227b) return false;
+  let at = ptr + 6;
+  while (at < end && <u32>load<u8>(at) - 0x30 < 10) at++;
+  // `,"jsonrpc":"2.0","method":"` (27 bytes: three words and the last one overlapping).
+  if (end - at < 48) return false;
+  if (load<u64>(at) != 0x70726e6f736a222c || load<u64>(at, 8) != 0x22302e32223a2263) return false;
+  if (load<u64>(at, 16) != 0x646f6874656d222c || load<u64>(at, 19) != 0x223a22646f687465) return false;
+  const start = at + 27;
+  const stop = asciiPlainEnd(start, end);
+  // `","params":` after the method.
+  if (end - stop < 12 || load<u8>(stop) != 0x22) return false;
+  if (load<u64>(stop, 1) != 0x736d61726170222c || load<u16>(stop, 9) != 0x3a22) return false;
+  envelopeMethod = asciiString(start, stop - start);
+  envelopeParams = new Params(stop + 11, end);
+  return true;
+}

@@ -1,0 +1,321 @@
+// Writing JSON as UTF-8 bytes, and the framed outcomes a handler answers. Strings go from UTF-16
+// to escaped UTF-8 in one pass that handles 4 code units a round when they are plain ASCII, and an
+// outcome is framed by copying the writer's bytes once into the block the host reads.
+
+import { hostBlock } from "./abi";
+
+const LANES: u64 = 0x0001000100010001;
+const LANE_HIGHS: u64 = 0x8000800080008000;
+
+const ONES: u64 = 0x0101010101010101;
+const HIGHS: u64 = 0x8080808080808080;
+
+// 4 code units below 0x100 (one per 16-bit lane) packed into 4 bytes (the low 32 bits).
+// @ts-ignore: decorator
+@inline function narrow(word: u64): u64 {
+  const pairs = (word | (word >> 8)) & 0x0000ffff0000ffff;
+  return (pairs | (pairs >> 16)) & 0xffffffff;
+}
+
+// Whether none of 8 bytes is `"`, `\` or a control byte (the tests share one `& ~bytes`).
+// @ts-ignore: decorator
+@inline function plainBytes(bytes: u64): bool {
+  const candidates = ((bytes ^ (ONES * 0x22)) - ONES) | ((bytes ^ (ONES * 0x5c)) - ONES) | (bytes - ONES * 0x20);
+  return (candidates & ~bytes & HIGHS) == 0;
+}
+
+const HEX: usize = memory.data<u8>([0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66]);
+
+/** Builds JSON as UTF-8 bytes: objects, arrays, escaped strings, integers, booleans, null and raw
+ * JSON. Commas are placed for you; every method returns the writer, so calls chain. Answer it as
+ * an intent's output with `completed(writer)`, or read it back as text with `toString()`. */
+export class JsonWriter {
+  private buffer: ArrayBuffer = new ArrayBuffer(128);
+  private length: i32 = 0;
+  // Open containers; bit d - 1 of `nonempty`: the container at depth d (up to 64) has a member.
+  private depth: i32 = 0;
+  private nonempty: u64 = 0;
+  // The same for containers deeper than 64 (made when first needed).
+  private deeper: Array<bool> | null = null;
+  private afterKey: bool = false;
+
+  /** Where the written bytes start in linear memory (valid until the next write). */
+  get dataStart(): usize {
+    return changetype<usize>(this.buffer);
+  }
+
+  /** How many bytes have been written. */
+  get byteLength(): i32 {
+    return this.length;
+  }
+
+  // Room for `n` more bytes; where they go.
+  private reserve(n: i32): usize {
+    const need = this.length + n;
+    if (need > this.buffer.byteLength) {
+      let capacity = this.buffer.byteLength << 1;
+      if (capacity < need) capacity = need;
+      const next = new ArrayBuffer(capacity);
+      memory.copy(changetype<usize>(next), changetype<usize>(this.buffer), <usize>this.length);
+      this.buffer = next;
+    }
+    return changetype<usize>(this.buffer) + <usize>this.length;
+  }
+
+  private put(byte: u32): void {
+    store<u8>(this.reserve(1), byte);
+    this.length++;
+  }
+
+  // ASCII text written as it is (literals and digits).
+  private putAscii(text: string): void {
+    const n = text.length;
+    const out = this.reserve(n);
+    for (let i = 0; i < n; i++) store<u8>(out + <usize>i, load<u16>(changetype<usize>(text) + (<usize>i << 1)));
+    this.length += n;
+  }
+
+  private beforeValue(): void {
+    if (this.afterKey) {
+      this.afterKey = false;
+      return;
+    }
+    const depth = this.depth;
+    if (depth == 0) return;
+    if (depth <= 64) {
+      const bit: u64 = 1 << <u64>(depth - 1);
+      if (this.nonempty & bit) this.put(0x2c);
+      this.nonempty |= bit;
+    } else {
+      const deeper = this.deeper!;
+      const i = depth - 65;
+      if (deeper[i]) this.put(0x2c);
+      deeper[i] = true;
+    }
+  }
+
+  private open(byte: u32): JsonWriter {
+    this.beforeValue();
+    this.put(byte);
+    const depth = ++this.depth;
+    if (depth <= 64) {
+      this.nonempty &= ~(<u64>1 << <u64>(depth - 1));
+    } else {
+      let deeper = this.deeper;
+      if (deeper === null) this.deeper = deeper = [];
+      if (depth - 65 < deeper.length) deeper[depth - 65] = false;
+      else deeper.push(false);
+    }
+    return this;
+  }
+
+  private close(byte: u32): JsonWriter {
+    if (this.depth > 0) this.depth--;
+    this.put(byte);
+    return this;
+  }
+
+  beginObject(): JsonWriter {
+    return this.open(0x7b);
+  }
+
+  endObject(): JsonWriter {
+    return this.close(0x7d);
+  }
+
+  beginArray(): JsonWriter {
+    return this.open(0x5b);
+  }
+
+  endArray(): JsonWriter {
+    return this.close(0x5d);
+  }
+
+  /** An object key; the next call writes its value. */
+  key(name: string): JsonWriter {
+    this.beforeValue();
+    this.quoted(name);
+    this.put(0x3a);
+    this.afterKey = true;
+    return this;
+  }
+
+  string(value: string): JsonWriter {
+    this.beforeValue();
+    this.quoted(value);
+    return this;
+  }
+
+  int(value: i64): JsonWriter {
+    this.beforeValue();
+    if (value < 0) this.put(0x2d);
+    let magnitude: u64 = value < 0 ? 0 - <u64>value : <u64>value;
+    let digits = 1;
+    for (let rest = magnitude; rest >= 10; rest /= 10) digits++;
+    const out = this.reserve(digits);
+    for (let i = digits - 1; i >= 0; i--) {
+      store<u8>(out + <usize>i, <u32>(magnitude % 10) + 0x30);
+      magnitude /= 10;
+    }
+    this.length += digits;
+    return this;
+  }
+
+  bool(value: bool): JsonWriter {
+    this.beforeValue();
+    this.putAscii(value ? "true" : "false");
+    return this;
+  }
+
+  null(): JsonWriter {
+    this.beforeValue();
+    this.putAscii("null");
+    return this;
+  }
+
+  /** Raw JSON text, copied as is; the caller vouches it is JSON. */
+  raw(json: string): JsonWriter {
+    this.beforeValue();
+    const n = String.UTF8.byteLength(json);
+    const out = this.reserve(n);
+    String.UTF8.encodeUnsafe(changetype<usize>(json), json.length, out);
+    this.length += n;
+    return this;
+  }
+
+  toString(): string {
+    return String.UTF8.decodeUnsafe(this.dataStart, <usize>this.length);
+  }
+
+  // `value` as a JSON string literal: quotes, backslash and control characters escaped as
+  // serde_json escapes them, the rest UTF-8 (a lone surrogate as its WTF-8 bytes, as
+  // `String.UTF8.encode` writes it).
+  private quoted(value: string): void {
+    const units = value.length;
+    let out = this.reserve(units + 2);
+    store<u8>(out, 0x22);
+    out++;
+    let p = changetype<usize>(value);
+    const end = p + (<usize>units << 1);
+    // 8 code units a round: all ASCII (one test on both words), then narrowed to 8 bytes that are
+    // tested for what needs escaping.
+    while (p + 16 <= end) {
+      const low = load<u64>(p), high = load<u64>(p, 8);
+      if ((low | high) & 0xff80ff80ff80ff80) break;
+      const bytes = narrow(low) | (narrow(high) << 32);
+      if (!plainBytes(bytes)) break;
+      store<u64>(out, bytes);
+      p += 16;
+      out += 8;
+    }
+    this.length = <i32>(out - changetype<usize>(this.buffer));
+    if (p < end) this.quotedRest(p, end);
+    this.put(0x22);
+  }
+
+  // The rest of `quoted` from `p`, a code unit at a time.
+  private quotedRest(p: usize, end: usize): void {
+    while (p < end) {
+      const c = <u32>load<u16>(p);
+      p += 2;
+      if (c >= 0x20 && c < 0x80 && c != 0x22 && c != 0x5c) {
+        this.put(c);
+      } else if (c < 0x80) {
+        this.put(0x5c);
+        if (c == 0x22 || c == 0x5c) this.put(c);
+        else if (c == 0x0a) this.put(0x6e);
+        else if (c == 0x0d) this.put(0x72);
+        else if (c == 0x09) this.put(0x74);
+        else if (c == 0x08) this.put(0x62);
+        else if (c == 0x0c) this.put(0x66);
+        else {
+          this.putAscii("u00");
+          this.put(load<u8>(HEX + (c >> 4)));
+          this.put(load<u8>(HEX + (c & 15)));
+        }
+      } else if (c < 0x800) {
+        this.put(0xc0 | (c >> 6));
+        this.put(0x80 | (c & 63));
+      } else {
+        let code = c;
+        if ((c & 0xfc00) == 0xd800 && p < end && (<u32>load<u16>(p) & 0xfc00) == 0xdc00) {
+          code = 0x10000 + (((c & 0x3ff) << 10) | (<u32>load<u16>(p) & 0x3ff));
+          p += 2;
+          this.put(0xf0 | (code >> 18));
+          this.put(0x80 | ((code >> 12) & 63));
+        } else {
+          this.put(0xe0 | (code >> 12));
+        }
+        this.put(0x80 | ((code >> 6) & 63));
+        this.put(0x80 | (code & 63));
+      }
+    }
+  }
+}
+
+// `{"status":"completed","output":` as bytes.
+const COMPLETED_HEAD: usize = memory.data<u8>([
+  0x7b, 0x22, 0x73, 0x74, 0x61, 0x74, 0x75, 0x73, 0x22, 0x3a, 0x22, 0x63, 0x6f, 0x6d, 0x70, 0x6c,
+  0x65, 0x74, 0x65, 0x64, 0x22, 0x2c, 0x22, 0x6f, 0x75, 0x74, 0x70, 0x75, 0x74, 0x22, 0x3a,
+]);
+const COMPLETED_HEAD_LENGTH: usize = 31;
+
+/** The framed completed outcome `{"status":"completed","output":OUTPUT}`, where `output` is a
+ * `JsonWriter` that wrote the output value, or the output's JSON text. Return it from the handler. */
+export function completed<T>(output: T): usize {
+  let n: usize;
+  let text: usize = 0;
+  if (isString<T>()) {
+    n = <usize>String.UTF8.byteLength(changetype<string>(output));
+  } else {
+    const writer = changetype<JsonWriter>(output);
+    n = <usize>writer.byteLength;
+    text = writer.dataStart;
+  }
+  const frame = hostBlock(4 + COMPLETED_HEAD_LENGTH + n + 1);
+  if (frame == 0) unreachable();
+  store<u32>(frame, <u32>(COMPLETED_HEAD_LENGTH + n + 1));
+  memory.copy(frame + 4, COMPLETED_HEAD, COMPLETED_HEAD_LENGTH);
+  const body = frame + 4 + COMPLETED_HEAD_LENGTH;
+  if (isString<T>()) {
+    const json = changetype<string>(output);
+    String.UTF8.encodeUnsafe(changetype<usize>(json), json.length, body);
+  } else {
+    memory.copy(body, text, n);
+  }
+  store<u8>(body + n, 0x7d);
+  return frame;
+}
+
+/** The framed failed outcome
+ * `{"status":"failed","message":..,"blockedReason":..,"recoveryHint":..,"output":{"retryable":..}}`. */
+export function failed(message: string, blockedReason: string, recoveryHint: string, retryable: bool): usize {
+  const writer = new JsonWriter()
+    .beginObject()
+    .key("status").string("failed")
+    .key("message").string(message)
+    .key("blockedReason").string(blockedReason)
+    .key("recoveryHint").string(recoveryHint)
+    .key("output").beginObject().key("retryable").bool(retryable).endObject()
+    .endObject();
+  return frameBytes(writer.dataStart, <usize>writer.byteLength);
+}
+
+/** Frames any text as a response ([u32 LE length][UTF-8 bytes]), unchecked: the host judges it. */
+export function frame(text: string): usize {
+  const n = <usize>String.UTF8.byteLength(text);
+  const block = hostBlock(4 + n);
+  if (block == 0) unreachable();
+  store<u32>(block, <u32>n);
+  String.UTF8.encodeUnsafe(changetype<usize>(text), text.length, block + 4);
+  return block;
+}
+
+// Frames the `n` bytes at `bytes`.
+function frameBytes(bytes: usize, n: usize): usize {
+  const block = hostBlock(4 + n);
+  if (block == 0) unreachable();
+  store<u32>(block, <u32>n);
+  memory.copy(block + 4, bytes, n);
+  return block;
+}

@@ -1,0 +1,363 @@
+//! Byte-level JSON reading: whitespace, strings 16 bytes a round, string escapes, and skipping
+//! a whole value without building anything.
+//!
+//! Every function takes the text and an index and answers an index (or an error with the index
+//! where it happened); none of them panics on any input.
+
+use super::Error;
+use alloc::vec::Vec;
+
+/// `0x01` in every byte of a word.
+const ONES: u64 = 0x0101_0101_0101_0101;
+/// The high bit of every byte of a word.
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether `byte` is JSON whitespace.
+#[inline(always)]
+pub(crate) fn is_ws(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// The index of the first non-whitespace byte at or after `i` (or the length). The host writes
+/// no whitespace, so the loop is out of line.
+#[inline(always)]
+pub(crate) fn skip_ws(bytes: &[u8], i: usize) -> usize {
+    match bytes.get(i) {
+        Some(&byte) if is_ws(byte) => skip_ws_loop(bytes, i),
+        _ => i,
+    }
+}
+
+#[inline(never)]
+fn skip_ws_loop(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(&byte) = bytes.get(i) {
+        if !is_ws(byte) {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// The high bit set in each byte of `word` that is `"`, `\` or a control character (below
+/// 0x20), and possibly in bytes after the first such one (borrows ripple upwards), never before
+/// it: the lowest set bit marks the first special byte.
+#[inline(always)]
+pub(crate) fn specials(word: u64) -> u64 {
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let is_quote = quote.wrapping_sub(ONES) & !quote;
+    let is_backslash = backslash.wrapping_sub(ONES) & !backslash;
+    let is_control = word.wrapping_sub(ONES * 0x20) & !word;
+    (is_quote | is_backslash | is_control) & HIGHS
+}
+
+/// The index of the first `"`, `\\` or control byte at or after `from` (or the length), read 16
+/// bytes (two words) a round.
+#[inline(always)]
+pub(crate) fn plain_run_end(bytes: &[u8], from: usize) -> usize {
+    let mut at = from;
+    loop {
+        let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<16>) else {
+            return plain_run_end_tail(bytes, at);
+        };
+        let pair = u128::from_le_bytes(*chunk);
+        let marks = u128::from(specials(pair as u64)) | u128::from(specials((pair >> 64) as u64)) << 64;
+        if marks != 0 {
+            return at + (marks.trailing_zeros() / 8) as usize;
+        }
+        at += 16;
+    }
+}
+
+/// The last round of [`plain_run_end`], over the fewer than 16 bytes left from `at`, padded with
+/// `a`s (plain bytes).
+#[inline(never)]
+fn plain_run_end_tail(bytes: &[u8], at: usize) -> usize {
+    let rest = bytes.get(at..).unwrap_or_default();
+    let mut padded = [b'a'; 16];
+    if let Some(head) = padded.get_mut(..rest.len()) {
+        head.copy_from_slice(rest);
+    }
+    let pair = u128::from_le_bytes(padded);
+    let marks = u128::from(specials(pair as u64)) | u128::from(specials((pair >> 64) as u64)) << 64;
+    (at + (marks.trailing_zeros() / 8) as usize).min(bytes.len())
+}
+
+/// The fast path of reading a string: for the string whose opening quote is at `i`, when it is
+/// ASCII without escapes, the index of its closing quote and its text. `None` for anything else (no
+/// string here, an escape, a character other than ASCII, a control character, the end of the text):
+/// [`read_string`] reads it, or says what is wrong.
+#[inline(always)]
+pub(crate) fn plain_string(bytes: &[u8], i: usize) -> Option<(usize, &str)> {
+    if bytes.get(i) != Some(&b'"') {
+        return None;
+    }
+    let (end, text) = crate::abi::ascii_run(bytes, i + 1);
+    (bytes.get(end) == Some(&b'"')).then_some((end, text))
+}
+
+/// A string read from the text: borrowed when it holds no escape, else decoded into the scratch.
+pub(crate) enum Decoded {
+    /// The string is `bytes[start..end]` as it is.
+    Borrowed(usize, usize),
+    /// The string is the whole scratch buffer.
+    Scratch,
+}
+
+/// Reads the string whose opening quote is at `i`, escapes and all: what it holds and the index
+/// after its closing quote. Escapes are decoded into `scratch` (cleared first); the result is not checked for UTF-8
+/// (the caller checks what it turns into a `str`). `\u` escapes must pair their surrogates when
+/// `utf8` is set, as serde_json requires for strings (not for byte strings).
+#[inline(never)]
+pub(crate) fn read_string(
+    bytes: &[u8],
+    i: usize,
+    scratch: &mut Vec<u8>,
+    utf8: bool,
+) -> Result<(Decoded, usize), Error> {
+    let start = i + 1;
+    let mut run = start;
+    let mut copied = false;
+    loop {
+        let end = plain_run_end(bytes, run);
+        match bytes.get(end) {
+            Some(b'"') => {
+                if !copied {
+                    return Ok((Decoded::Borrowed(start, end), end + 1));
+                }
+                scratch.extend_from_slice(bytes.get(run..end).unwrap_or_default());
+                return Ok((Decoded::Scratch, end + 1));
+            }
+            Some(b'\\') => {
+                if !copied {
+                    scratch.clear();
+                    copied = true;
+                }
+                scratch.extend_from_slice(bytes.get(run..end).unwrap_or_default());
+                run = decode_escape(bytes, end + 1, scratch, utf8)?;
+            }
+            Some(_) => {
+                return Err(Error::at("control character (\\u0000-\\u001F) found while parsing a string", end + 1))
+            }
+            None => return Err(Error::at("EOF while parsing a string", bytes.len())),
+        }
+    }
+}
+
+/// The value of the four hex digits at `i`.
+fn hex4(bytes: &[u8], i: usize) -> Result<u32, Error> {
+    let digits = bytes.get(i..i + 4).ok_or_else(|| Error::at("EOF while parsing a string", bytes.len()))?;
+    let mut value = 0;
+    for (k, &digit) in digits.iter().enumerate() {
+        let nibble = match digit {
+            b'0'..=b'9' => digit - b'0',
+            b'a'..=b'f' => digit - b'a' + 10,
+            b'A'..=b'F' => digit - b'A' + 10,
+            _ => return Err(Error::at("invalid escape", i + k + 1)),
+        };
+        value = value * 16 + u32::from(nibble);
+    }
+    Ok(value)
+}
+
+/// Pushes `code` as UTF-8 (a lone surrogate too, as WTF-8, for byte strings).
+fn push_code_point(code: u32, out: &mut Vec<u8>) {
+    // Surrogates are no `char`; encode by hand, as UTF-8 would encode any 16-bit value.
+    if code < 0x80 {
+        out.push(code as u8);
+    } else if code < 0x800 {
+        out.extend_from_slice(&[0xc0 | (code >> 6) as u8, 0x80 | (code & 0x3f) as u8]);
+    } else if code < 0x10000 {
+        out.extend_from_slice(&[
+            0xe0 | (code >> 12) as u8,
+            0x80 | ((code >> 6) & 0x3f) as u8,
+            0x80 | (code & 0x3f) as u8,
+        ]);
+    } else {
+        out.extend_from_slice(&[
+            0xf0 | (code >> 18) as u8,
+            0x80 | ((code >> 12) & 0x3f) as u8,
+            0x80 | ((code >> 6) & 0x3f) as u8,
+            0x80 | (code & 0x3f) as u8,
+        ]);
+    }
+}
+
+/// Decodes the escape whose letter is at `i` (just after the backslash) into `out`; answers the
+/// index after it.
+fn decode_escape(bytes: &[u8], i: usize, out: &mut Vec<u8>, utf8: bool) -> Result<usize, Error> {
+    let Some(&letter) = bytes.get(i) else { return Err(Error::at("EOF while parsing a string", bytes.len())) };
+    let byte = match letter {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        b'/' => b'/',
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'u' => {
+            let code = hex4(bytes, i + 1)?;
+            let after = i + 5;
+            if (0xdc00..=0xdfff).contains(&code) && utf8 {
+                return Err(Error::at("lone leading surrogate in hex escape", after));
+            }
+            if !(0xd800..=0xdbff).contains(&code) {
+                push_code_point(code, out);
+                return Ok(after);
+            }
+            // A leading surrogate: a trailing one must follow as `\uXXXX`.
+            if bytes.get(after..after + 2) == Some(b"\\u") {
+                let low = hex4(bytes, after + 2)?;
+                if (0xdc00..=0xdfff).contains(&low) {
+                    push_code_point(0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00), out);
+                    return Ok(after + 6);
+                }
+                if utf8 {
+                    return Err(Error::at("lone leading surrogate in hex escape", after + 6));
+                }
+                push_code_point(code, out);
+                return Ok(after);
+            }
+            if utf8 {
+                return Err(Error::at("unexpected end of hex escape", after + 1));
+            }
+            push_code_point(code, out);
+            return Ok(after);
+        }
+        _ => return Err(Error::at("invalid escape", i + 1)),
+    };
+    out.push(byte);
+    Ok(i + 1)
+}
+
+/// The index after the string whose opening quote is at `i`, without decoding it.
+#[inline(never)]
+fn skip_string(bytes: &[u8], i: usize) -> Result<usize, Error> {
+    let mut at = i + 1;
+    loop {
+        at = plain_run_end(bytes, at);
+        match bytes.get(at) {
+            Some(b'"') => return Ok(at + 1),
+            // Any escape is two bytes long up to its letter; `\u`'s hex digits are plain bytes.
+            Some(b'\\') => at += 2,
+            Some(_) => {
+                return Err(Error::at("control character (\\u0000-\\u001F) found while parsing a string", at + 1))
+            }
+            None => return Err(Error::at("EOF while parsing a string", bytes.len())),
+        }
+    }
+}
+
+/// Whether `byte` may be part of a number, `true`, `false` or `null`.
+#[inline(always)]
+pub(crate) fn is_scalar_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'+' | b'.')
+}
+
+/// The index after the number, `true`, `false` or `null` at `i`.
+pub(crate) fn scalar_end(bytes: &[u8], mut i: usize) -> usize {
+    while bytes.get(i).is_some_and(|&b| is_scalar_byte(b)) {
+        i += 1;
+    }
+    i
+}
+
+/// The index after the value that starts at `i` (no whitespace before it). A scanner, not a
+/// validator: strings and nesting are followed exactly, numbers and literals only by their
+/// bytes, so it never reads past the value's end and never builds anything.
+#[inline]
+pub(crate) fn skip_value(bytes: &[u8], i: usize) -> Result<usize, Error> {
+    match bytes.get(i) {
+        Some(b'"') => skip_string(bytes, i),
+        Some(b'{' | b'[') => skip_container(bytes, i),
+        Some(&byte) if is_scalar_byte(byte) => Ok(scalar_end(bytes, i)),
+        Some(_) => Err(Error::at("expected value", i + 1)),
+        None => Err(Error::at("EOF while parsing a value", i)),
+    }
+}
+
+/// The index after the object or array that starts at `i`.
+#[inline(never)]
+fn skip_container(bytes: &[u8], i: usize) -> Result<usize, Error> {
+    let mut depth = 0usize;
+    let mut at = i;
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
+            b'"' => {
+                at = skip_string(bytes, at)?;
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(at + 1);
+                }
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    Err(Error::at("EOF while parsing a value", bytes.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_run_ends_at_the_first_quote_backslash_or_control_byte_wherever_it_falls() {
+        for len in 0..40 {
+            for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                for at in 0..len {
+                    let mut text = alloc::vec![b'a'; len];
+                    text[at] = special;
+                    // Bytes after the special one do not matter, nor do high bytes before it.
+                    if at + 1 < len {
+                        text[at + 1] = b'"';
+                    }
+                    if at > 0 {
+                        text[at - 1] = 0xe9;
+                    }
+                    assert_eq!(plain_run_end(&text, 0), at, "len {len}, {special:#x} at {at}");
+                }
+                assert_eq!(plain_run_end(&alloc::vec![0x7f; len], 0), len);
+            }
+        }
+        assert_eq!(plain_run_end(b"ab", 5), 2);
+    }
+
+    #[test]
+    fn an_ascii_run_ends_at_the_first_special_or_non_ascii_byte_and_is_exactly_the_bytes_before() {
+        for len in 0..40 {
+            for (stopper, at) in [(b'"', 0), (0xc3, 1), (b'\\', 15), (0x80, 16), (0xff, 17), (0x01, 31)] {
+                let mut text = alloc::vec![b'q'; len];
+                if at < len {
+                    text[at] = stopper;
+                }
+                let (end, run) = crate::abi::ascii_run(&text, 0);
+                let expected = if at < len { at } else { len };
+                assert_eq!((end, run.as_bytes()), (expected, &text[..expected]), "len {len}, {stopper:#x} at {at}");
+            }
+        }
+        let (end, run) = crate::abi::ascii_run(b"abc\"", 5);
+        assert_eq!((end, run), (4, ""));
+        assert_eq!(plain_string(br#"  "caf\u00e9""#, 2), None);
+        assert_eq!(plain_string(b"\"caf\xc3\xa9\"", 0), None);
+        assert_eq!(plain_string(br#""plain" "#, 0), Some((6, "plain")));
+    }
+
+    #[test]
+    fn skipping_follows_strings_and_nesting() {
+        let text = br#"{"a":[1,{"b":"}\"]"},"c"],"d":true} ,"#;
+        assert_eq!(skip_value(text, 0), Ok(text.len() - 2));
+        assert_eq!(skip_value(b"-1.5e3,", 0), Ok(6));
+        assert_eq!(skip_value(br#""a\\"x"#, 0), Ok(5));
+        assert!(skip_value(b"[1,2", 0).is_err());
+        assert!(skip_value(b"\"abc", 0).is_err());
+        assert!(skip_value(b"", 0).is_err());
+        assert!(skip_value(b"}", 0).is_err());
+    }
+}
