@@ -48,6 +48,15 @@ mod allocator {
             core::arch::wasm32::memory_size(0) * PAGE
         }
 
+        fn heap_start(&self) -> usize {
+            unsafe extern "C" {
+                /// The linker's first address past the static data and the shadow stack.
+                static __heap_base: u8;
+            }
+            // Only the symbol's address is taken; nothing is read through it.
+            (&raw const __heap_base) as usize
+        }
+
         fn grow(&mut self, pages: usize) -> bool {
             core::arch::wasm32::memory_grow(0, pages) != usize::MAX
         }

@@ -25,6 +25,11 @@ const CLASSES: usize = usize::BITS as usize;
 pub(crate) trait Memory {
     /// The memory's size in bytes.
     fn size(&self) -> usize;
+    /// Where the heap starts: the first byte no static data or stack uses (the arena hands out
+    /// the rest of the initial memory before it grows it). Defaults to the memory's end.
+    fn heap_start(&self) -> usize {
+        self.size()
+    }
     /// Grows the memory by `pages` pages; `false` when it cannot grow.
     fn grow(&mut self, pages: usize) -> bool;
     /// Reads the word at `address` (inside a block the arena owns).
@@ -120,7 +125,8 @@ impl Arena {
     fn bump(&mut self, memory: &mut impl Memory, size: usize) -> Option<usize> {
         if !self.started {
             let end = memory.size();
-            (self.started, self.base, self.top, self.end) = (true, end, end, end);
+            let start = memory.heap_start().next_multiple_of(BLOCK_ALIGN).min(end);
+            (self.started, self.base, self.top, self.end) = (true, start, start, end);
         }
         let stop = self.top.checked_add(size)?;
         if stop <= self.end {
@@ -249,17 +255,21 @@ mod tests {
     struct TestMemory {
         bytes: Vec<u8>,
         max_pages: usize,
+        heap_start: Option<usize>,
     }
 
     impl TestMemory {
         fn new(pages: usize, max_pages: usize) -> Self {
-            Self { bytes: alloc::vec![0; pages * PAGE], max_pages }
+            Self { bytes: alloc::vec![0; pages * PAGE], max_pages, heap_start: None }
         }
     }
 
     impl Memory for TestMemory {
         fn size(&self) -> usize {
             self.bytes.len()
+        }
+        fn heap_start(&self) -> usize {
+            self.heap_start.unwrap_or(self.bytes.len())
         }
         fn grow(&mut self, pages: usize) -> bool {
             if self.bytes.len() / PAGE + pages > self.max_pages {
@@ -275,6 +285,23 @@ mod tests {
         fn store(&mut self, address: usize, value: usize) {
             self.bytes[address..address + core::mem::size_of::<usize>()].copy_from_slice(&value.to_le_bytes());
         }
+    }
+
+    #[test]
+    fn the_rest_of_the_initial_memory_is_used_before_it_grows() {
+        // A heap base past the data and stack, 8-aligned up: a small intent's blocks fit in the
+        // first page, so memory stays one page (a board's budget counts every page).
+        let mut memory = TestMemory { heap_start: Some(20_003), ..TestMemory::new(1, 100) };
+        let mut arena = Arena::new();
+        let first = arena.alloc(&mut memory, 100, 1).unwrap();
+        assert_eq!(first, 20_008);
+        for _ in 0..100 {
+            let block = arena.alloc(&mut memory, 300, 1).unwrap();
+            arena.free(&mut memory, block, 300, 1);
+        }
+        assert_eq!(memory.size(), PAGE, "nothing grew");
+        let big = arena.alloc(&mut memory, PAGE, 1).unwrap();
+        assert!(big + PAGE <= memory.size() && memory.size() > PAGE, "what does not fit grows memory");
     }
 
     #[test]
