@@ -48,21 +48,23 @@ define c_as_package
 		$(1)/plugin.toml > $(PACKAGES_DIR)/$(2)/plugin.toml
 endef
 
-C_SDK_SOURCES := $(C_SDK)/tdm_plugin.c $(C_SDK)/tdm_plugin.h
+# The SDK's C files, compiled into every C plugin, and everything a rebuild depends on.
+C_SDK_C := $(C_SDK)/tdm_plugin.c $(C_SDK)/tdm_json.c $(C_SDK)/tdm_alloc.c
+C_SDK_SOURCES := $(C_SDK_C) $(C_SDK)/tdm_plugin.h $(C_SDK)/tdm_internal.h
 
 $(PLUGINS_DIR)/counter.wasm: examples/c/counter/counter.c examples/c/counter/plugin.toml $(C_SDK_SOURCES) | c-toolchain
 	@mkdir -p $(PLUGINS_DIR)
-	$(CLANG) $(C_PLUGIN_FLAGS) -o $@ examples/c/counter/counter.c $(C_SDK)/tdm_plugin.c
+	$(CLANG) $(C_PLUGIN_FLAGS) -o $@ examples/c/counter/counter.c $(C_SDK_C)
 	$(call c_as_package,examples/c/counter,counter)
 
 $(PLUGINS_DIR)/malformed.wasm: examples/c/malformed/malformed.c examples/c/malformed/plugin.toml $(C_SDK_SOURCES) | c-toolchain
 	@mkdir -p $(PLUGINS_DIR)
-	$(CLANG) $(C_PLUGIN_FLAGS) -o $@ examples/c/malformed/malformed.c $(C_SDK)/tdm_plugin.c
+	$(CLANG) $(C_PLUGIN_FLAGS) -o $@ examples/c/malformed/malformed.c $(C_SDK_C)
 	$(call c_as_package,examples/c/malformed,malformed)
 
 $(PLUGINS_DIR)/hello-c.wasm: examples/c/hello/hello.c examples/c/hello/plugin.toml $(C_SDK_SOURCES) | c-toolchain
 	@mkdir -p $(PLUGINS_DIR)
-	$(CLANG) $(C_PLUGIN_FLAGS) -o $@ examples/c/hello/hello.c $(C_SDK)/tdm_plugin.c
+	$(CLANG) $(C_PLUGIN_FLAGS) -o $@ examples/c/hello/hello.c $(C_SDK_C)
 	$(call c_as_package,examples/c/hello,hello-c)
 
 c-examples: $(PLUGINS_DIR)/counter.wasm $(PLUGINS_DIR)/malformed.wasm $(PLUGINS_DIR)/hello-c.wasm

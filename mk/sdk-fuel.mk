@@ -23,7 +23,7 @@ sdk-fuel-modules: rust-examples c-examples as-examples
 	$(CARGO) build --release --locked --target $(RUST_WASM_TARGET) --manifest-path $(RUST_EXAMPLES_DIR)/Cargo.toml \
 		--target-dir $(SDK_FUEL_RUST_TARGET_DIR) -p hello --features tdm-plugin/fuel-marks
 	@cp $(SDK_FUEL_RUST_TARGET_DIR)/$(RUST_WASM_TARGET)/release/hello.wasm $(SDK_FUEL_DIR)/hello.wasm
-	$(CLANG) $(C_PLUGIN_FLAGS) -DTDM_FUEL_MARKS -o $(SDK_FUEL_DIR)/hello-c.wasm examples/c/hello/hello.c $(C_SDK)/tdm_plugin.c
+	$(CLANG) $(C_PLUGIN_FLAGS) -DTDM_FUEL_MARKS -o $(SDK_FUEL_DIR)/hello-c.wasm examples/c/hello/hello.c $(C_SDK_C)
 	cd $(AS_SDK) && node_modules/.bin/asc ../../examples/assemblyscript/hello/assembly/index.ts \
 		--config ../../examples/assemblyscript/hello/asconfig.json --target release --use TDM_FUEL_MARKS=1 \
 		-o ../../$(SDK_FUEL_DIR)/hello-as.wasm

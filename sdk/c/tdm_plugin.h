@@ -1,11 +1,12 @@
 /* tdm_plugin.h: the TDM IPC ABI for freestanding C plugins (wasm32, no libc).
  *
- * Build a plugin from one or more .c files plus sdk/c/tdm_plugin.c with Debian's clang and lld:
+ * Build a plugin from one or more .c files plus the SDK's three (sdk/c/tdm_plugin.c, tdm_json.c,
+ * tdm_alloc.c) with Debian's clang and lld:
  *
  *   clang --target=wasm32 -mbulk-memory -nostdlib -ffreestanding -Os -fuse-ld=lld -I sdk/c \
  *     -Wl,--no-entry -Wl,--export=tdm_alloc -Wl,--export=tdm_free \
  *     -Wl,--export=tdm_plugin_execute_intent -Wl,--strip-all \
- *     -o dist/plugin.wasm plugin.c sdk/c/tdm_plugin.c
+ *     -o dist/plugin.wasm plugin.c sdk/c/tdm_plugin.c sdk/c/tdm_json.c sdk/c/tdm_alloc.c
  *
  * (`memory` is exported by wasm-ld by default. -mbulk-memory makes memcpy and memset single
  * memory.copy / memory.fill instructions, which Contour meters at one fuel per 64 bytes.)
@@ -45,7 +46,7 @@
 extern "C" {
 #endif
 
-/* ---- The ABI exports (implemented in tdm_plugin.c) ------------------------------------------ */
+/* ---- The ABI exports (implemented in tdm_plugin.c and tdm_alloc.c) ------------------------- */
 
 /* Returns `size` writable bytes, or 0 when memory cannot grow. */
 void *tdm_alloc(size_t size);
@@ -153,7 +154,7 @@ size_t tdm_json_value_len(const char *json, size_t len);
 
 /* ---- Small helpers (no libc) ---------------------------------------------------------------- */
 
-/* tdm_plugin.c defines these (the compiler emits calls to them too). */
+/* tdm_alloc.c defines these (the compiler emits calls to them too). */
 void *memcpy(void *dst, const void *src, size_t n);
 void *memmove(void *dst, const void *src, size_t n);
 void *memset(void *dst, int c, size_t n);

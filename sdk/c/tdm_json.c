@@ -1,0 +1,510 @@
+/* tdm_json.c: the C SDK's JSON: the writer a plugin builds its output with, the framing of
+ * outcomes, and the scanner that reads members of a request's params. See tdm_plugin.h. */
+#include "tdm_internal.h"
+
+/* The index of the first byte of s[i..len) that `marks` marks, or len: 16 bytes a round, then the
+ * rest (fewer than 16 bytes) padded with 'a's, a byte no mask marks. Neither is inlined: Contour
+ * charges a loop's whole body on every round and a function's straight-line code on every call,
+ * so the round stays small and the tail's code is paid only when it runs. */
+#define SCAN_UNTIL(name, marks)                                                                    \
+    __attribute__((noinline)) static size_t name##_tail(const char *s, size_t len, size_t i) {    \
+        char pad[16];                                                                              \
+        __builtin_memset(pad, 'a', 16);                                                            \
+        __builtin_memcpy(pad, s + i, len - i);                                                     \
+        uint64_t a = marks(load64(pad)), b = marks(load64(pad + 8));                               \
+        size_t at = i + (a ? (size_t)__builtin_ctzll(a) : b ? 64 + (size_t)__builtin_ctzll(b) : 128) / 8; \
+        return at < len ? at : len;                                                                \
+    }                                                                                              \
+    __attribute__((noinline)) size_t name(const char *s, size_t len, size_t i) {                  \
+        for (; i + 16 <= len; i += 16) {                                                           \
+            uint64_t a = marks(load64(s + i)), b = marks(load64(s + i + 8));                       \
+            if (a | b) return i + (a ? (size_t)__builtin_ctzll(a) : 64 + (size_t)__builtin_ctzll(b)) / 8; \
+        }                                                                                          \
+        return i < len ? name##_tail(s, len, i) : len;                                             \
+    }
+
+static size_t plain_run_end(const char *s, size_t len, size_t i);
+static size_t backslash_at(const char *s, size_t len, size_t i);
+SCAN_UNTIL(plain_run_end, specials)
+SCAN_UNTIL(tdm_string_run_end, quote_or_backslash)
+SCAN_UNTIL(backslash_at, is_backslash_word)
+
+
+size_t tdm_strlen(const char *s) {
+    size_t n = 0;
+    while (s[n]) n++;
+    return n;
+}
+
+bool tdm_str_eq(const char *s, size_t len, const char *lit) {
+    size_t n = tdm_strlen(lit);
+    return n == len && memcmp(s, lit, n) == 0;
+}
+
+/* ---- JSON writer -------------------------------------------------------------------------- */
+
+static bool ensure(tdm_json *w, size_t extra) {
+    if (w->oom) return false;
+    if (w->len + extra <= w->cap) return true;
+    size_t cap = w->cap ? w->cap * 2 : 64;
+    if (cap < w->len + extra) cap = w->len + extra;
+    uint8_t *buf = tdm_realloc(w->buf, cap);
+    if (!buf) {
+        w->oom = true;
+        return false;
+    }
+    w->buf = buf;
+    w->cap = cap;
+    return true;
+}
+
+void tdm_json_init(tdm_json *w) {
+    w->buf = 0;
+    w->len = 0;
+    w->cap = 0;
+    w->oom = false;
+    w->after_key = false;
+    w->depth = 0;
+    w->nonempty = 0;
+    if (ensure(w, 4)) w->len = 4; /* the frame's length, filled in at the end */
+}
+
+void tdm_json_release(tdm_json *w) {
+    tdm_free(w->buf, w->cap);
+    w->buf = 0;
+    w->len = w->cap = 0;
+}
+
+void tdm_json_bytes(tdm_json *w, const void *bytes, size_t len) {
+    if (!ensure(w, len)) return;
+    memcpy(w->buf + w->len, bytes, len);
+    w->len += len;
+}
+
+static void put(tdm_json *w, char c) {
+    if (!ensure(w, 1)) return;
+    w->buf[w->len++] = (uint8_t)c;
+}
+
+static void put_str(tdm_json *w, const char *s) {
+    tdm_json_bytes(w, s, tdm_strlen(s));
+}
+
+/* Comma handling before a value or a key. */
+static void before_value(tdm_json *w) {
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (w->depth > 0 && w->depth <= TDM_JSON_MAX_DEPTH) {
+        uint32_t bit = 1u << (w->depth - 1);
+        if (w->nonempty & bit) put(w, ',');
+        w->nonempty |= bit;
+    }
+}
+
+static void json_open(tdm_json *w, char c) {
+    before_value(w);
+    put(w, c);
+    w->depth++;
+    if (w->depth <= TDM_JSON_MAX_DEPTH) w->nonempty &= ~(1u << (w->depth - 1));
+}
+
+static void json_close(tdm_json *w, char c) {
+    if (w->depth > 0) w->depth--;
+    put(w, c);
+}
+
+void tdm_json_object_begin(tdm_json *w) { json_open(w, '{'); }
+void tdm_json_object_end(tdm_json *w) { json_close(w, '}'); }
+void tdm_json_array_begin(tdm_json *w) { json_open(w, '['); }
+void tdm_json_array_end(tdm_json *w) { json_close(w, ']'); }
+
+/* The inside of a JSON string literal: quotes, backslash and control characters escaped. Runs
+ * without any are found 16 bytes at a time and copied whole. */
+static void escape_body(tdm_json *w, const char *s, size_t len) {
+    static const char hex[] = "0123456789abcdef";
+    size_t run = 0; /* start of the bytes copied verbatim in one go */
+    for (;;) {
+        size_t i = plain_run_end(s, len, run);
+        tdm_json_bytes(w, s + run, i - run);
+        if (i >= len) return;
+        uint8_t c = (uint8_t)s[i];
+        run = i + 1;
+        switch (c) {
+        case '"': put_str(w, "\\\""); break;
+        case '\\': put_str(w, "\\\\"); break;
+        case '\n': put_str(w, "\\n"); break;
+        case '\r': put_str(w, "\\r"); break;
+        case '\t': put_str(w, "\\t"); break;
+        case '\b': put_str(w, "\\b"); break;
+        case '\f': put_str(w, "\\f"); break;
+        default: {
+            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            tdm_json_bytes(w, u, 6);
+        }
+        }
+    }
+}
+
+static void escaped(tdm_json *w, const char *s, size_t len) {
+    put(w, '"');
+    escape_body(w, s, len);
+    put(w, '"');
+}
+
+void tdm_json_string_begin(tdm_json *w) {
+    before_value(w);
+    put(w, '"');
+}
+
+void tdm_json_string_part(tdm_json *w, const char *s, size_t len) { escape_body(w, s, len); }
+
+void tdm_json_string_end(tdm_json *w) { put(w, '"'); }
+
+void tdm_json_key_n(tdm_json *w, const char *key, size_t len) {
+    before_value(w);
+    escaped(w, key, len);
+    put(w, ':');
+    w->after_key = true;
+}
+
+void tdm_json_key(tdm_json *w, const char *key) { tdm_json_key_n(w, key, tdm_strlen(key)); }
+
+void tdm_json_string_n(tdm_json *w, const char *s, size_t len) {
+    before_value(w);
+    escaped(w, s, len);
+}
+
+void tdm_json_string(tdm_json *w, const char *s) { tdm_json_string_n(w, s, tdm_strlen(s)); }
+
+void tdm_json_int(tdm_json *w, int64_t value) {
+    before_value(w);
+    char digits[20];
+    size_t n = 0;
+    uint64_t u = value < 0 ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (value < 0) put(w, '-');
+    while (n) put(w, digits[--n]);
+}
+
+void tdm_json_bool(tdm_json *w, bool value) {
+    before_value(w);
+    put_str(w, value ? "true" : "false");
+}
+
+void tdm_json_null(tdm_json *w) {
+    before_value(w);
+    put_str(w, "null");
+}
+
+void tdm_json_raw(tdm_json *w, const char *json, size_t len) {
+    before_value(w);
+    tdm_json_bytes(w, json, len);
+}
+
+/* ---- Outcomes ------------------------------------------------------------------------------- */
+
+/* The answer when the SDK itself ran out of memory: a static frame (tdm_free ignores it). */
+#define OOM_JSON                                                                                     \
+    "{\"status\":\"failed\",\"message\":\"The plugin ran out of memory.\",\"blockedReason\":"          \
+    "\"out_of_memory\",\"recoveryHint\":\"Retry with smaller input.\",\"output\":{\"retryable\":false}}"
+static struct {
+    uint32_t len;
+    char json[sizeof(OOM_JSON) - 1];
+} oom_frame = {sizeof(OOM_JSON) - 1, OOM_JSON};
+
+tdm_response tdm_oom_response(void) {
+    return (tdm_response){(uint8_t *)&oom_frame};
+}
+
+/* Frames a writer's buffer: the length of the JSON after the 4 reserved bytes, little-endian. */
+static tdm_response finish(tdm_json *w) {
+    if (w->oom || !w->buf) {
+        tdm_json_release(w);
+        return tdm_oom_response();
+    }
+    uint32_t n = (uint32_t)(w->len - 4);
+    w->buf[0] = (uint8_t)n;
+    w->buf[1] = (uint8_t)(n >> 8);
+    w->buf[2] = (uint8_t)(n >> 16);
+    w->buf[3] = (uint8_t)(n >> 24);
+    tdm_response r = {w->buf};
+    w->buf = 0; /* the host frees it now */
+    w->len = w->cap = 0;
+    return r;
+}
+
+static tdm_json output_writer;
+
+tdm_json *tdm_output_begin(void) {
+    tdm_json *w = &output_writer;
+    if (w->buf) tdm_json_release(w); /* an abandoned outcome */
+    tdm_json_init(w);
+    put_str(w, "{\"status\":\"completed\",\"output\":");
+    return w;
+}
+
+tdm_response tdm_output_end(tdm_json *w) {
+    put(w, '}');
+    return finish(w);
+}
+
+tdm_response tdm_completed_raw(const char *output_json, size_t len) {
+    tdm_json *w = tdm_output_begin();
+    tdm_json_bytes(w, output_json, len);
+    return tdm_output_end(w);
+}
+
+tdm_response tdm_failed(const char *message, const char *blocked_reason, const char *recovery_hint, bool retryable) {
+    tdm_json w;
+    tdm_json_init(&w);
+    tdm_json_object_begin(&w);
+    tdm_json_key(&w, "status");
+    tdm_json_string(&w, "failed");
+    tdm_json_key(&w, "message");
+    tdm_json_string(&w, message);
+    tdm_json_key(&w, "blockedReason");
+    tdm_json_string(&w, blocked_reason);
+    tdm_json_key(&w, "recoveryHint");
+    tdm_json_string(&w, recovery_hint);
+    tdm_json_key(&w, "output");
+    tdm_json_object_begin(&w);
+    tdm_json_key(&w, "retryable");
+    tdm_json_bool(&w, retryable);
+    tdm_json_object_end(&w);
+    tdm_json_object_end(&w);
+    return finish(&w);
+}
+
+tdm_response tdm_response_bytes(const void *bytes, size_t len) {
+    tdm_json w;
+    tdm_json_init(&w);
+    tdm_json_bytes(&w, bytes, len);
+    return finish(&w);
+}
+
+/* ---- JSON scanner --------------------------------------------------------------------------- */
+
+static bool is_ws(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static size_t skip_ws(const char *s, size_t len, size_t i) {
+    while (i < len && is_ws(s[i])) i++;
+    return i;
+}
+
+/* Index just past the string whose opening quote is at s[i], or 0 when unterminated. */
+static size_t string_end(const char *s, size_t len, size_t i) {
+    for (i++; i < len; i += 2) {
+        i = tdm_string_run_end(s, len, i);
+        if (i >= len) return 0;
+        if (s[i] == '"') return i + 1;
+        /* a backslash: the escaped byte is skipped with it */
+    }
+    return 0;
+}
+
+size_t tdm_json_value_len(const char *json, size_t len) {
+    if (len == 0) return 0;
+    char c = json[0];
+    if (c == '"') return string_end(json, len, 0);
+    if (c == '{' || c == '[') {
+        size_t depth = 0;
+        for (size_t i = 0; i < len; i++) {
+            char d = json[i];
+            if (d == '"') {
+                size_t end = string_end(json, len, i);
+                if (!end) return 0;
+                i = end - 1;
+            } else if (d == '{' || d == '[') {
+                depth++;
+            } else if (d == '}' || d == ']') {
+                if (--depth == 0) return i + 1;
+            }
+        }
+        return 0;
+    }
+    /* number, true, false, null */
+    size_t i = 0;
+    while (i < len && !is_ws(json[i]) && json[i] != ',' && json[i] != '}' && json[i] != ']') i++;
+    return i;
+}
+
+/* The index of the value of top-level member `key` (key_len bytes) of the object in
+ * [json, json+len), or (size_t)-1 when absent or not an object. The values before it are skipped. */
+static size_t find_value(const char *json, size_t len, const char *key, size_t key_len) {
+    size_t i = skip_ws(json, len, 0);
+    if (i >= len || json[i] != '{') return (size_t)-1;
+    i++;
+    for (;;) {
+        i = skip_ws(json, len, i);
+        if (i >= len || json[i] != '"') return (size_t)-1;
+        size_t key_end = string_end(json, len, i);
+        if (!key_end) return (size_t)-1;
+        bool match = key_end - i - 2 == key_len && memcmp(json + i + 1, key, key_len) == 0;
+        i = skip_ws(json, len, key_end);
+        if (i >= len || json[i] != ':') return (size_t)-1;
+        i = skip_ws(json, len, i + 1);
+        if (match) return i;
+        size_t n = tdm_json_value_len(json + i, len - i);
+        if (n == 0) return (size_t)-1;
+        i = skip_ws(json, len, i + n);
+        if (i >= len || json[i] != ',') return (size_t)-1;
+        i++;
+    }
+}
+
+bool tdm_json_get(const char *json, size_t len, const char *key, const char **value, size_t *value_len) {
+    size_t i = find_value(json, len, key, tdm_strlen(key));
+    if (i >= len) return false;
+    size_t n = tdm_json_value_len(json + i, len - i);
+    if (n == 0) return false;
+    *value = json + i;
+    *value_len = n;
+    return true;
+}
+
+bool tdm_json_get_int(const char *json, size_t len, const char *key, int64_t *out) {
+    const char *v;
+    size_t n;
+    if (!tdm_json_get(json, len, key, &v, &n)) return false;
+    size_t i = 0;
+    bool negative = n > 0 && v[0] == '-';
+    if (negative) i++;
+    if (i == n) return false;
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t acc = 0;
+    for (; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9') return false;
+        uint64_t digit = (uint64_t)(v[i] - '0');
+        if (acc > (limit - digit) / 10) return false;
+        acc = acc * 10 + digit;
+    }
+    *out = negative ? (int64_t)(0 - acc) : (int64_t)acc;
+    return true;
+}
+
+bool tdm_json_get_bool(const char *json, size_t len, const char *key, bool *out) {
+    const char *v;
+    size_t n;
+    if (!tdm_json_get(json, len, key, &v, &n)) return false;
+    if (tdm_str_eq(v, n, "true")) *out = true;
+    else if (tdm_str_eq(v, n, "false")) *out = false;
+    else return false;
+    return true;
+}
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int32_t hex4(const char *s, size_t n, size_t i) {
+    if (i + 4 > n) return -1;
+    int32_t v = 0;
+    for (size_t k = 0; k < 4; k++) {
+        int d = hex_digit(s[i + k]);
+        if (d < 0) return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static size_t utf8(char *out, uint32_t cp) {
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+bool tdm_json_get_string(const char *json, size_t len, const char *key, char **out, size_t *out_len) {
+    size_t at = find_value(json, len, key, tdm_strlen(key));
+    if (at >= len || json[at] != '"') return false;
+    const char *v = json + at;
+    /* One pass finds the end of a string without escapes (16 bytes at a time); it is then copied
+     * whole. A string with escapes is measured, then decoded run by run. */
+    size_t first = tdm_string_run_end(json, len, at + 1);
+    if (first >= len) return false;
+    if (json[first] == '"') {
+        size_t k = first - at - 1;
+        char *s = tdm_alloc(k + 1);
+        if (!s) return false;
+        memcpy(s, v + 1, k);
+        s[k] = 0;
+        *out = s;
+        *out_len = k;
+        return true;
+    }
+    size_t n = tdm_json_value_len(v, len - at);
+    if (n < 2) return false;
+    /* The unescaped text is never longer than the escaped one. */
+    char *s = tdm_alloc(n);
+    if (!s) return false;
+    size_t k = 0, end = n - 1; /* v[end] is the closing quote */
+    for (size_t i = 1;;) {
+        size_t b = 1 + backslash_at(v + 1, end - 1, i - 1);
+        memcpy(s + k, v + i, b - i);
+        k += b - i;
+        if (b >= end) break;
+        i = b + 1; /* the escape's letter */
+        if (i >= end) goto bad;
+        switch (v[i]) {
+        case '"': s[k++] = '"'; break;
+        case '\\': s[k++] = '\\'; break;
+        case '/': s[k++] = '/'; break;
+        case 'b': s[k++] = '\b'; break;
+        case 'f': s[k++] = '\f'; break;
+        case 'n': s[k++] = '\n'; break;
+        case 'r': s[k++] = '\r'; break;
+        case 't': s[k++] = '\t'; break;
+        case 'u': {
+            int32_t cp = hex4(v, n, i + 1);
+            if (cp < 0) goto bad;
+            i += 4;
+            if (cp >= 0xd800 && cp < 0xdc00 && i + 6 < n && v[i + 1] == '\\' && v[i + 2] == 'u') {
+                int32_t lo = hex4(v, n, i + 3);
+                if (lo >= 0xdc00 && lo < 0xe000) {
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                    i += 6;
+                }
+            }
+            if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd; /* a lone surrogate */
+            k += utf8(s + k, (uint32_t)cp);
+            break;
+        }
+        default: goto bad;
+        }
+        i++;
+    }
+    s[k] = 0;
+    *out = s;
+    *out_len = k;
+    return true;
+bad:
+    tdm_free(s, n);
+    return false;
+}
+
