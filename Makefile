@@ -7,6 +7,12 @@ TDM := target/release/tdm
 
 .PHONY: all build demo test fmt-check clippy unit embedded-core setup bench bench-peers bench-profile bench-report valgrind clean examples
 
+# Rust guests (examples, bench guests, the boards' plugin) name their source files by fixed
+# prefixes, not by where this checkout or cargo's registry lives: panic locations are data in the
+# module, and a conformance trace binds the module's hash, so the bytes must not depend on the path.
+GUEST_RUSTFLAGS := --remap-path-prefix=$(CURDIR)=/contour --remap-path-prefix=$(or $(CARGO_HOME),$(HOME)/.cargo)=/cargo
+GUEST_CARGO = RUSTFLAGS="$(GUEST_RUSTFLAGS)" $(CARGO)
+
 # Example plugins and guest SDKs (one fragment per language) add their targets to EXAMPLES.
 .DEFAULT_GOAL := all
 EXAMPLES :=

@@ -30,7 +30,7 @@ bench-guests-targets:
 	done
 
 bench-guests: bench-guests-targets
-	$(CARGO) build --release --locked --target $(BENCH_GUESTS_TARGET) --target $(BENCH_GUESTS_MVP_TARGET) \
+	$(GUEST_CARGO) build --release --locked --target $(BENCH_GUESTS_TARGET) --target $(BENCH_GUESTS_MVP_TARGET) \
 		--manifest-path $(BENCH_GUESTS_SHA256_DIR)/Cargo.toml --target-dir $(BENCH_GUESTS_SHA256_TARGET_DIR)
 	@mkdir -p $(BENCH_GUESTS_PLUGINS_DIR)
 	@cp $(BENCH_GUESTS_SHA256_TARGET_DIR)/$(BENCH_GUESTS_TARGET)/release/sha256.wasm $(BENCH_GUESTS_PLUGINS_DIR)/sha256.wasm
@@ -57,7 +57,7 @@ BENCH_PEER_GUESTS_EXTISM_TARGET_DIR := $(BENCH_PEER_GUESTS_EXTISM_DIR)/target
 .PHONY: bench-peer-guests
 
 bench-peer-guests: bench-guests-targets
-	$(CARGO) build --release --locked --target $(BENCH_GUESTS_TARGET) \
+	$(GUEST_CARGO) build --release --locked --target $(BENCH_GUESTS_TARGET) \
 		--manifest-path $(BENCH_PEER_GUESTS_EXTISM_DIR)/Cargo.toml --target-dir $(BENCH_PEER_GUESTS_EXTISM_TARGET_DIR)
 	@mkdir -p $(BENCH_GUESTS_PLUGINS_DIR)
 	@cp $(BENCH_PEER_GUESTS_EXTISM_TARGET_DIR)/$(BENCH_GUESTS_TARGET)/release/extism_greet.wasm \
