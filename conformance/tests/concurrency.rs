@@ -50,7 +50,7 @@ fn request(thread: usize, i: usize) -> Vec<u8> {
     serde_json::json!({
         "jsonrpc": "2.0",
         "id": thread * 1_000_000 + i,
-        "method": if i % 2 == 0 { "echo" } else { "hash" },
+        "method": if i.is_multiple_of(2) { "echo" } else { "hash" },
         "params": {"thread": thread, "i": i, "pad": pad},
     })
     .to_string()
@@ -82,7 +82,8 @@ fn run_thread(thread: usize, echo: &Arc<Plugin>, hash: &Arc<Plugin>) -> Vec<Run>
     let mut hash_box = Sandbox::new(Arc::clone(hash), Box::new(VirtualEnvironment::new(SEED)));
     (0..INTENTS_PER_THREAD)
         .map(|i| {
-            let (kind, sandbox) = if i % 2 == 0 { (Kind::Echo, &mut echo_box) } else { (Kind::Hash, &mut hash_box) };
+            let (kind, sandbox) =
+                if i.is_multiple_of(2) { (Kind::Echo, &mut echo_box) } else { (Kind::Hash, &mut hash_box) };
             let request = request(thread, i);
             let report = sandbox.execute_request(&request);
             Run { kind, request, outcome: report.outcome.json, fuel_used: report.fuel_used }

@@ -140,8 +140,8 @@ impl Growth {
     }
 }
 
-/// Runs `intents` intents through `step` (false: a wrong answer), sampling RSS after `warm_up`
-/// intents and then `SAMPLES` times.
+/// Runs `intents` intents through `step` (an error: a wrong answer), sampling RSS after
+/// `warm_up` intents and then `SAMPLES` times.
 fn phase(
     intents: u64,
     warm_up: u64,
@@ -153,7 +153,9 @@ fn phase(
     for i in 0..intents {
         step(i)?;
         let done = i + 1;
-        if done == warm_up.min(intents) || (done > warm_up && ((done - warm_up) % interval == 0 || done == intents)) {
+        if done == warm_up.min(intents)
+            || (done > warm_up && ((done - warm_up).is_multiple_of(interval) || done == intents))
+        {
             let now = rss(page)?;
             let g = growth.get_or_insert(Growth { baseline: now, last: now, peak: now });
             g.last = now;
@@ -171,10 +173,10 @@ fn run(echo_intents: u64, failing_intents: u64) -> Result<bool, String> {
     let started = Instant::now();
     let echoed = phase(echo_intents, WARM_UP_ECHO, page, |i| {
         let report = echo.execute("echo", &serde_json::json!({"i": i, "text": "soak"}));
-        let want = format!("{{\"i\":{i},\"text\":\"soak\"}}");
+        let want = serde_json::json!({"i": i, "text": "soak"});
         let output = report.outcome.output_json().unwrap_or_default();
         match serde_json::from_str::<serde_json::Value>(output) {
-            Ok(value) if value["params"].to_string() == want => Ok(()),
+            Ok(value) if value["params"] == want => Ok(()),
             _ => Err(format!("echo intent {i} answered {}", report.outcome.json)),
         }
     })?;
