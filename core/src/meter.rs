@@ -168,7 +168,8 @@ impl HostState {
         };
         let now = self.env.deadline_clock_ns().unwrap_or(started_ns);
         let elapsed = now.saturating_sub(started_ns);
-        if elapsed > timeout_ns {
+        // u64::MAX is a cancel, also when the run started after it (then `elapsed` is 0).
+        if elapsed > timeout_ns || now == u64::MAX {
             return Err(self.deadline_failure());
         }
         Ok(Some(timeout_ns - elapsed))

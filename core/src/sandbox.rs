@@ -480,6 +480,46 @@ mod tests {
         assert_eq!(failure_of(&error, &store).reason, BlockedReason::LinkFailed);
     }
 
+    /// A virtual environment whose deadline clock reads `u64::MAX` from the start: cancelled
+    /// before its run began.
+    struct CancelledFromTheStart(VirtualEnvironment);
+
+    impl Environment for CancelledFromTheStart {
+        fn now_ns(&mut self, clock: crate::env::Clock) -> u64 {
+            self.0.now_ns(clock)
+        }
+        fn resolution_ns(&self, clock: crate::env::Clock) -> u64 {
+            self.0.resolution_ns(clock)
+        }
+        fn fill_random(&mut self, dest: &mut [u8]) {
+            self.0.fill_random(dest);
+        }
+        fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> crate::env::Slept {
+            self.0.sleep_ns(ns, deadline_ns)
+        }
+        fn deadline_clock_ns(&mut self) -> Option<u64> {
+            Some(u64::MAX)
+        }
+    }
+
+    #[test]
+    fn a_deadline_clock_at_its_maximum_ends_even_a_run_that_started_there() {
+        let wasm = wat::parse_str(
+            r#"(module (memory (export "memory") 1)
+                 (func (export "tdm_alloc") (param i32) (result i32) i32.const 1024)
+                 (func (export "tdm_free") (param i32 i32))
+                 (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) (loop (br 0)) i32.const 0))"#,
+        )
+        .unwrap();
+        // A slice of 1000 fuel: the loop reaches a deadline check long before the budget ends.
+        let policy = Policy { fuel_per_intent: 10_000_000, fuel_slice: 1_000, ..Policy::default() };
+        let plugin = Arc::new(Plugin::load(&wasm, policy).unwrap());
+        let mut sandbox = Sandbox::new(plugin, Box::new(CancelledFromTheStart(VirtualEnvironment::new(0))));
+        let report = sandbox.execute("x", &serde_json::json!({}));
+        assert_eq!(report.outcome.blocked_reason(), Some("deadline_exceeded"), "{}", report.outcome.json);
+        assert!(report.fuel_used < 10_000, "ended at an early check: {}", report.fuel_used);
+    }
+
     #[test]
     fn a_sandbox_that_lost_its_environment_reports_a_host_fault() {
         let wasm = wat::parse_str(

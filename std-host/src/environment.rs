@@ -1,9 +1,10 @@
 //! The std environments and the one place a run's environment is chosen: `HostEnvironment`
 //! (real clocks, OS entropy) or `SeededEnvironment` (core's virtual clock and seeded
 //! generator), both with a real monotonic clock for the deadline, and both cancellable: once a
-//! [`Cancel`] flag they hold is set (the REPL's Ctrl-C), their deadline clock jumps past any
-//! deadline, so core stops the run at its next deadline check (between fuel slices and in every
-//! host function) with `deadline_exceeded`, which the front end reports as cancelled.
+//! [`Cancel`] flag they hold is set (Ctrl-C in the REPL, `tdm run` or `tdm call`), their
+//! deadline clock reads `u64::MAX`, past any deadline, so core stops the run at its next
+//! deadline check (between fuel slices and in every host function) with `deadline_exceeded`,
+//! which the front end reports as cancelled.
 
 use contour_core::env::{Clock, Environment, Slept, VirtualEnvironment};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,7 +43,24 @@ impl Cancel {
     pub fn clear(&self) -> bool {
         self.0.swap(false, Ordering::SeqCst)
     }
+
+    /// A flag that SIGINT (Ctrl-C, `kill -INT`) sets, for the one-intent commands (`tdm run`,
+    /// `tdm call`): the intent stops at its next deadline check and is reported as cancelled,
+    /// and the command exits as it does for any failed intent. A second SIGINT while the flag
+    /// is still set ends the process at once with exit code 130, for a run stuck where no check
+    /// comes. Fails when the handlers cannot be installed (Ctrl-C then ends the process).
+    pub fn on_sigint() -> std::io::Result<Self> {
+        use signal_hook::consts::SIGINT;
+        let cancel = Self::new();
+        // The shutdown is registered first, so it sees the flag before the second handler sets it.
+        signal_hook::flag::register_conditional_shutdown(SIGINT, SECOND_SIGINT_EXIT, cancel.flag())?;
+        signal_hook::flag::register(SIGINT, cancel.flag())?;
+        Ok(cancel)
+    }
 }
+
+/// The exit code of a process a second SIGINT ended (128 + SIGINT, as shells report it).
+pub const SECOND_SIGINT_EXIT: i32 = 130;
 
 /// Which environment runs see: the real clock and OS entropy, or (with a seed) the virtual
 /// clock and a seeded generator; optionally cancellable. `tdm run`, `call`, `exec`, `repl` and

@@ -55,7 +55,10 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
                 "Send a smaller input: an installed plugin's fuel budget is its approved one (a limit flag can lower it, never raise it).".into()
             }
         },
-        BlockedReason::DeadlineExceeded if context.cancelled => "The session goes on: run the next intent.".into(),
+        BlockedReason::DeadlineExceeded if context.cancelled => match front {
+            Front::ReplFile | Front::ReplInstalled => "The session goes on: run the next intent.".into(),
+            Front::Run | Front::Call | Front::Exec => "Run the command again to let the intent finish.".into(),
+        },
         BlockedReason::DeadlineExceeded => match front {
             Front::Run | Front::Exec => "Send a smaller input or raise the deadline (--timeout SECS).".into(),
             Front::ReplFile => "Send a smaller input, or start the REPL again with a longer --timeout SECS.".into(),
@@ -161,5 +164,16 @@ mod tests {
         assert_eq!(value["message"], core["message"]);
         assert_eq!(value["output"], core["output"]);
         assert_eq!(value["recoveryHint"], "Send a smaller input or raise the fuel budget (:fuel N).");
+    }
+
+    #[test]
+    fn a_cancelled_intent_says_so_and_only_the_repl_says_the_session_goes_on() {
+        let deadline = Outcome::from_failure(Failure::new(BlockedReason::DeadlineExceeded, "The limit is 5000 ms."));
+        let cancelled = Context { cancelled: true, ..Context::default() };
+        for (front, hint) in [(Front::ReplFile, "session goes on"), (Front::Run, "again"), (Front::Call, "again")] {
+            let value: Value = serde_json::from_str(&outcome_json(&deadline, front, cancelled)).unwrap();
+            assert!(value["message"].as_str().unwrap().contains("cancelled (Ctrl-C)"), "{value}");
+            assert!(value["recoveryHint"].as_str().unwrap().contains(hint), "{front:?}: {value}");
+        }
     }
 }

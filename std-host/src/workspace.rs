@@ -314,10 +314,16 @@ impl Workspace {
         let io = |e| WorkspaceError::Io(tmp.clone(), e);
         let bytes = serde_json::to_vec_pretty(state).map_err(|e| io(std::io::Error::other(e)))?;
         let mut file = files::nonblocking_write().create(true).truncate(true).open(&tmp).map_err(io)?;
-        file.write_all(&bytes).map_err(io)?;
-        file.sync_all().map_err(io)?;
+        let written = file.write_all(&bytes).and_then(|()| file.sync_all());
         drop(file);
-        std::fs::rename(&tmp, &path).map_err(|e| WorkspaceError::Io(path.clone(), e))?;
+        // A full disk fails here: the state stays as it was, and no half-written copy is left.
+        let renamed = written
+            .map_err(io)
+            .and_then(|()| std::fs::rename(&tmp, &path).map_err(|e| WorkspaceError::Io(path.clone(), e)));
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        renamed?;
         if let Ok(dir) = std::fs::File::open(&self.dir) {
             let _ = dir.sync_all();
         }

@@ -8,7 +8,7 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::{install_approved, json, package, stderr, tdm, text, write, OK};
+use support::{install_approved, json, package, stderr, tdm, text, write, Repl, OK};
 
 /// OK with a `tdm.intents` section declaring greet and sum.
 fn declared_module() -> String {
@@ -157,55 +157,4 @@ fn reload_reads_a_changed_file_and_refuses_an_unapproved_change() {
     assert!(refused["message"].as_str().unwrap().contains("approval"), "{refused}");
     assert_eq!(repl.next("x")["output"]["ok"], true, "the approved module keeps running");
     repl.finish();
-}
-
-/// A piped `tdm repl` driven one entry at a time (so files can change between entries); each
-/// answer is waited for at most 30 s, so a REPL that prints nothing fails the test.
-struct Repl {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    lines: std::sync::mpsc::Receiver<String>,
-}
-
-impl Repl {
-    fn start(ws: &std::path::Path, target: &str) -> Self {
-        use std::io::BufRead;
-        use std::process::{Command, Stdio};
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
-            .args(["repl", target])
-            .env("TDM_WORKSPACE", ws)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let (send, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                if send.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Self { child, stdin, lines }
-    }
-
-    fn next(&mut self, entry: &str) -> Value {
-        use std::io::Write;
-        writeln!(self.stdin, "{entry}").unwrap();
-        self.stdin.flush().unwrap();
-        let answer = self.lines.recv_timeout(std::time::Duration::from_secs(30));
-        let answer = answer.unwrap_or_else(|_| {
-            let _ = self.child.kill();
-            panic!("no stdout line for {entry:?}")
-        });
-        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{answer:?}: {e}"))
-    }
-
-    fn finish(mut self) {
-        drop(self.stdin);
-        assert_eq!(self.child.wait().unwrap().code(), Some(0));
-    }
 }

@@ -5,7 +5,7 @@
 use super::args::{GlobalArgs, JsonArg, LimitArgs, ParamsArg, RecordArg, SeedArg, WorkspaceArg};
 use super::misread;
 use super::report::{self, CliError};
-use super::run::refused_at_load;
+use super::run::{refused_at_load, sigint_cancel};
 use crate::hints::Front;
 use crate::operator;
 use crate::params;
@@ -62,7 +62,7 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     let options = SessionOptions {
         limits: args.limits.limits(),
         seed: args.seed.seed,
-        cancel: None,
+        cancel: sigint_cancel(),
         grants: Vec::new(),
         host: HostFiles::default(),
         log_level: global.shown_log_level(),

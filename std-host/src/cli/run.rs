@@ -3,6 +3,7 @@
 use super::args::{GlobalArgs, HostArgs, JsonArg, LimitArgs, ParamsArg, RecordArg, SeedArg};
 use super::misread;
 use super::report::{self, CliError};
+use crate::environment::Cancel;
 use crate::exit::EXIT_FAILED;
 use crate::hints::Front;
 use crate::params;
@@ -55,7 +56,7 @@ fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     let options = SessionOptions {
         limits: args.limits.limits(),
         seed: args.seed.seed,
-        cancel: None,
+        cancel: sigint_cancel(),
         grants: args.grants.clone(),
         host: args.host.files(),
         log_level: global.shown_log_level(),
@@ -83,6 +84,16 @@ fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     }
     let code = report::print_outcome(&ran.outcome_json(Front::Run), ran.report.outcome.is_completed());
     Ok(report::finish_recording(&mut sandbox, args.record.record.as_deref(), args.json.json).unwrap_or(code))
+}
+
+/// The cancel flag of a one-intent command: set by SIGINT, so Ctrl-C (or `kill -INT`) stops
+/// the intent at its next deadline check and the command prints the cancelled outcome and
+/// exits 1 like any failed intent (a second SIGINT exits 130 at once). Without the handler (it
+/// could not be installed) Ctrl-C ends the process as usual.
+pub(crate) fn sigint_cancel() -> Option<Cancel> {
+    Cancel::on_sigint()
+        .map_err(|e| errln!("tdm: warning: Ctrl-C cannot cancel the intent here ({e}): it ends tdm"))
+        .ok()
 }
 
 /// A session that did not open: a module refused at load (or not approved) prints its failed

@@ -190,6 +190,10 @@ impl Repl {
 
     /// Runs an intent and prints its outcome and figures.
     fn intent(&mut self, request: &Request, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<()> {
+        // A SIGINT that came at the prompt is not meant for this intent.
+        if let Some(cancel) = self.session.cancel() {
+            cancel.clear();
+        }
         let ran = match self.sandbox() {
             Ok(_) => {
                 let (session, sandbox) = (&self.session, self.sandbox.as_mut());

@@ -436,7 +436,7 @@ impl Session {
     }
 
     /// Runs one request in `sandbox` (refusing an undeclared intent of an installed plugin
-    /// without running anything). A Ctrl-C while it runs cancels it.
+    /// without running anything). A Ctrl-C while it runs, or before it started, cancels it.
     pub fn run(&self, sandbox: &mut Sandbox, request: &Request) -> Ran {
         let refused = match request.method() {
             Some(method) => self.refusal(&method),
@@ -457,9 +457,8 @@ impl Session {
             };
             return Ran { report, elapsed: Duration::ZERO, cancelled: false, discarded: false, launch_fuel: 0 };
         }
-        if let Some(cancel) = self.cancel() {
-            cancel.clear();
-        }
+        // A cancel already set (a SIGINT while `tdm run` loaded the module) stops the intent at
+        // its first deadline check; the REPL clears the flag before each entry.
         let started = Instant::now();
         let report = match request {
             Request::Intent { method, params } => sandbox.execute(method, params),

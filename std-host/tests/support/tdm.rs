@@ -102,3 +102,56 @@ pub const OK: &str = r#"(module (memory (export "memory") 1)
     (func (export "tdm_alloc") (param i32) (result i32) i32.const 4096)
     (func (export "tdm_free") (param i32 i32))
     (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) i32.const 256))"#;
+
+/// A piped `tdm repl` driven one entry at a time (so files can change between entries); each
+/// answer is waited for at most 30 s, so a REPL that prints nothing fails the test.
+pub struct Repl {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Repl {
+    /// Starts `tdm repl TARGET` with `TDM_WORKSPACE=ws`.
+    pub fn start(ws: &std::path::Path, target: &str) -> Self {
+        use std::io::BufRead;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
+            .args(["repl", target])
+            .env("TDM_WORKSPACE", ws)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { child, stdin, lines }
+    }
+
+    /// Sends one entry; its stdout line, parsed.
+    pub fn next(&mut self, entry: &str) -> Value {
+        writeln!(self.stdin, "{entry}").unwrap();
+        self.stdin.flush().unwrap();
+        let answer = self.lines.recv_timeout(std::time::Duration::from_secs(30));
+        let answer = answer.unwrap_or_else(|_| {
+            let _ = self.child.kill();
+            panic!("no stdout line for {entry:?}")
+        });
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{answer:?}: {e}"))
+    }
+
+    /// Ends stdin; the REPL must exit 0.
+    pub fn finish(mut self) {
+        drop(self.stdin);
+        assert_eq!(self.child.wait().unwrap().code(), Some(0));
+    }
+}
