@@ -22,8 +22,8 @@
 //
 // What an intent costs: Contour interprets the plugin and charges about one fuel per instruction,
 // so the SDK reads the request from its bytes (`Params` decodes only the members a plugin asks
-// for, ASCII 8 bytes a round) and `JsonWriter` writes UTF-8 bytes that `completed` frames with one
-// copy. Memory: see abi.ts. The SDK does not police the ABI: the host checks framing, UTF-8, JSON
+// for, plain ASCII 32 bytes a round) and `JsonWriter` writes UTF-8 bytes (plain ASCII 16 code units
+// a round) that `completed` frames with one copy. Memory: see abi.ts. The SDK does not police the ABI: the host checks framing, UTF-8, JSON
 // and the outcome shape.
 
 import { fuelMark, MARK_ENVELOPE } from "./marks";

@@ -1,6 +1,6 @@
 // Reading the request from its bytes, where the host wrote them in linear memory: the envelope's
 // `method` and `params`, and the params' members on demand (`Params`). Nothing is decoded to a
-// string unless a plugin asks for it, and the loops that run once per byte of a string test 16
+// string unless a plugin asks for it, and the loops that run once per byte of a string test 16 or 32
 // bytes a round with a few word-wide instructions: Contour charges about one fuel per instruction.
 
 import { unescape } from "./text";
