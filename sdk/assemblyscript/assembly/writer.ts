@@ -247,43 +247,62 @@ export class JsonWriter {
     this.put(0x22);
   }
 
-  // The units of `quoted` from `p` to `stop`, a code unit at a time (a surrogate pair may end
-  // after `stop`, before `end`); where it stopped.
+  // The units of `quoted` from `p` a unit at a time: at least to `stop`, then on until 8 plain
+  // ASCII units in a row (where the rounds may pay again) or `end`, so text beyond ASCII does not
+  // try a round every few units; where it stopped. Each unit reserves the most it can take (6
+  // bytes) once instead of once per byte.
   private quotedRest(p: usize, stop: usize, end: usize): usize {
-    while (p < stop) {
+    let plain = 0;
+    while (p < end && (p < stop || plain < 8)) {
       const c = <u32>load<u16>(p);
       p += 2;
+      const out = this.reserve(6);
+      let n = 1;
       if (c >= 0x20 && c < 0x80 && c != 0x22 && c != 0x5c) {
-        this.put(c);
-      } else if (c < 0x80) {
-        this.put(0x5c);
-        if (c == 0x22 || c == 0x5c) this.put(c);
-        else if (c == 0x0a) this.put(0x6e);
-        else if (c == 0x0d) this.put(0x72);
-        else if (c == 0x09) this.put(0x74);
-        else if (c == 0x08) this.put(0x62);
-        else if (c == 0x0c) this.put(0x66);
-        else {
-          this.putAscii("u00");
-          this.put(load<u8>(HEX + (c >> 4)));
-          this.put(load<u8>(HEX + (c & 15)));
-        }
-      } else if (c < 0x800) {
-        this.put(0xc0 | (c >> 6));
-        this.put(0x80 | (c & 63));
+        store<u8>(out, c);
+        plain++;
       } else {
-        let code = c;
-        if ((c & 0xfc00) == 0xd800 && p < end && (<u32>load<u16>(p) & 0xfc00) == 0xdc00) {
-          code = 0x10000 + (((c & 0x3ff) << 10) | (<u32>load<u16>(p) & 0x3ff));
+        plain = 0;
+        if (c < 0x80) {
+          n = 2;
+          store<u8>(out, 0x5c);
+          let letter = c;
+          if (c == 0x0a) letter = 0x6e;
+          else if (c == 0x0d) letter = 0x72;
+          else if (c == 0x09) letter = 0x74;
+          else if (c == 0x08) letter = 0x62;
+          else if (c == 0x0c) letter = 0x66;
+          else if (c != 0x22 && c != 0x5c) {
+            // \u00XX
+            store<u8>(out, 0x75, 1);
+            store<u8>(out, 0x30, 2);
+            store<u8>(out, 0x30, 3);
+            store<u8>(out, load<u8>(HEX + (c >> 4)), 4);
+            store<u8>(out, load<u8>(HEX + (c & 15)), 5);
+            n = 6;
+          }
+          if (n == 2) store<u8>(out, letter, 1);
+        } else if (c < 0x800) {
+          store<u8>(out, 0xc0 | (c >> 6));
+          store<u8>(out, 0x80 | (c & 63), 1);
+          n = 2;
+        } else if ((c & 0xfc00) == 0xd800 && p < end && (<u32>load<u16>(p) & 0xfc00) == 0xdc00) {
+          const code = 0x10000 + (((c & 0x3ff) << 10) | (<u32>load<u16>(p) & 0x3ff));
           p += 2;
-          this.put(0xf0 | (code >> 18));
-          this.put(0x80 | ((code >> 12) & 63));
+          store<u8>(out, 0xf0 | (code >> 18));
+          store<u8>(out, 0x80 | ((code >> 12) & 63), 1);
+          store<u8>(out, 0x80 | ((code >> 6) & 63), 2);
+          store<u8>(out, 0x80 | (code & 63), 3);
+          n = 4;
         } else {
-          this.put(0xe0 | (code >> 12));
+          // Also a lone surrogate, as its WTF-8 bytes.
+          store<u8>(out, 0xe0 | (c >> 12));
+          store<u8>(out, 0x80 | ((c >> 6) & 63), 1);
+          store<u8>(out, 0x80 | (c & 63), 2);
+          n = 3;
         }
-        this.put(0x80 | ((code >> 6) & 63));
-        this.put(0x80 | (code & 63));
       }
+      this.length += n;
     }
     return p;
   }
