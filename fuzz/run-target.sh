@@ -2,10 +2,9 @@
 # Runs one fuzz target on one core for SECONDS (mk/fuzz.mk) and appends its summary line to
 # REPORT: `TARGET execs=N cpu_s=S crashes=C`, C being the crash, timeout and OOM files this run
 # left in fuzz/artifacts/TARGET. The full libFuzzer log goes beside REPORT.
-#   fuzz/run-target.sh TARGET SECONDS REPORT [cargo fuzz flags...]
+#   fuzz/run-target.sh TARGET SECONDS REPORT
 set -u
 target=$1 seconds=$2 report=$3
-shift 3
 toolchain=${FUZZ_TOOLCHAIN:-nightly}
 target_dir=${FUZZ_TARGET_DIR:-target/fuzz-nightly}
 log="$(dirname "$report")/fuzz-$target.log"
@@ -21,8 +20,12 @@ case $target in
 esac
 before=$(find "$artifacts" -type f | wc -l)
 start_ticks=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$$/stat)
-# One process, one job: the machine is shared. -timeout flags an input that runs over 30 s.
-cargo "+$toolchain" fuzz run "$@" --target-dir "$target_dir" "$target" "${corpora[@]}" -- \
+# The binary `make fuzz-build` built, run directly: editing sources while a campaign runs never
+# rebuilds in the middle of it, and the CPU time counted is the fuzzer's alone. One process, one
+# job (the machine is shared); -timeout flags an input that runs over 30 s.
+triple=$(rustc "+$toolchain" -vV | sed -n 's/^host: //p')
+binary="$target_dir/$triple/release/$target"
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_odr_violation=0} "$binary" "${corpora[@]}" \
 	-max_total_time="$seconds" -print_final_stats=1 -timeout=30 -rss_limit_mb=2048 \
 	-artifact_prefix="$artifacts/" >"$log" 2>&1
 status=$?

@@ -22,7 +22,7 @@ FUZZ_TARGETS ?= raw_module smith_module adversarial_plugin request_params respon
 FUZZ_TOOLCHAIN ?= nightly
 FUZZ_TARGET_DIR ?= target/fuzz-nightly
 FUZZ_REPORT ?= target/fuzz-report.txt
-# Extra flags for `cargo fuzz build/run` (e.g. `-s none` to build without AddressSanitizer).
+# Extra flags for `cargo fuzz build` (e.g. `-s none` to build without AddressSanitizer).
 FUZZ_FLAGS ?=
 
 fuzz-tools:
@@ -37,7 +37,7 @@ fuzz: fuzz-build
 	@echo "# make fuzz FUZZ_SECONDS=$(FUZZ_SECONDS), one core, $$(date -u +%Y-%m-%dT%H:%M:%SZ)" > $(FUZZ_REPORT)
 	@for target in $(FUZZ_TARGETS); do \
 		FUZZ_TOOLCHAIN=$(FUZZ_TOOLCHAIN) FUZZ_TARGET_DIR=$(FUZZ_TARGET_DIR) \
-			fuzz/run-target.sh $$target $(FUZZ_SECONDS) $(FUZZ_REPORT) $(FUZZ_FLAGS); \
+			fuzz/run-target.sh $$target $(FUZZ_SECONDS) $(FUZZ_REPORT); \
 	done
 	@awk '$$1 != "#" && $$1 != "total" { for (i = 2; i <= NF; i++) { split($$i, kv, "="); sum[kv[1]] += kv[2] } } \
 		END { printf "total execs=%d cpu_s=%.1f crashes=%d\n", sum["execs"], sum["cpu_s"], sum["crashes"] }' \
