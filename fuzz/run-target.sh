@@ -16,6 +16,7 @@ corpora=("fuzz/corpus/$target")
 # corpus folder).
 case $target in
 	trace_decode) corpora+=(conformance/traces) ;;
+	raw_module) corpora+=(conformance/fixtures examples/echo) ;;
 	plugin_toml | hub_index) corpora+=(examples/hub) ;;
 esac
 before=$(find "$artifacts" -type f | wc -l)
