@@ -503,9 +503,9 @@ mod tests {
         assert!(read(r#"{"status":"completed","output":{"a":1,"a":2}}"#).is_ok());
     }
 
-    /// Found by the `response_bytes` fuzz target: serde_json skips the values the shape does not
-    /// name without checking them, so these responses were accepted and then refused by every
-    /// embedder that reads the outcome into a tree (`tdm run --json`, a calling plugin's SDK).
+    /// Known from an earlier fuzzing attempt (the `response_bytes` target checks it): serde_json
+    /// skips the values the shape does not name without checking them, so these responses were
+    /// accepted and then refused by every embedder that reads the outcome into a tree.
     #[test]
     fn lone_surrogate_escapes_and_numbers_beyond_f64_are_a_bad_response() {
         let lone = [r#""\ud800""#, r#""\udc00""#, r#""a\ud800b""#, r#""\ud800\u0041""#, r#""\ud800\ud800""#];
