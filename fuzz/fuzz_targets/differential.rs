@@ -8,39 +8,11 @@
 use contour_core::abi;
 use contour_core::outcome::Outcome;
 use contour_core::{BlockedReason, Plugin, Sandbox, VirtualEnvironment};
-use libfuzzer_sys::arbitrary::{Result, Unstructured};
+use contour_fuzz::{smith_module, SmithKind};
+use libfuzzer_sys::arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use std::sync::Arc;
 use wasmi::{CompilationMode, Config, CustomFuelCosts, Engine, Linker, Module, Store, StoreLimitsBuilder, TrapCode};
-
-const ABI_EXPORTS: &str = r#"(module
-  (memory (export "memory") 1)
-  (func (export "tdm_alloc") (param i32) (result i32) unreachable)
-  (func (export "tdm_free") (param i32 i32) unreachable)
-  (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) unreachable))"#;
-
-fn module(u: &mut Unstructured<'_>) -> Result<Vec<u8>> {
-    let mut config: wasm_smith::Config = u.arbitrary()?;
-    config.exports = Some(wat::parse_str(ABI_EXPORTS).expect("fixed WAT"));
-    config.max_imports = 0;
-    config.allow_start_export = false;
-    config.max_memories = 1;
-    config.max_memory32_bytes = 1 << 20;
-    config.memory_max_size_required = true;
-    config.max_tables = 2;
-    config.max_table_elements = 1_000;
-    config.table_max_size_required = true;
-    config.memory64_enabled = false;
-    config.threads_enabled = false;
-    config.shared_everything_threads_enabled = false;
-    config.simd_enabled = false;
-    config.relaxed_simd_enabled = false;
-    config.gc_enabled = false;
-    config.exceptions_enabled = false;
-    config.custom_page_sizes_enabled = false;
-    config.wide_arithmetic_enabled = false;
-    Ok(wasm_smith::Module::new(config, u)?.to_bytes())
-}
 
 /// How a run ended: the outcome JSON and fuel, or the reason it failed.
 #[derive(Debug, PartialEq)]
@@ -121,8 +93,7 @@ fn bare(wasm: &[u8], policy: &contour_core::Policy, request: &[u8]) -> Option<En
 }
 
 fuzz_target!(|data: &[u8]| {
-    let mut u = Unstructured::new(data);
-    let Ok(wasm) = module(&mut u) else { return };
+    let Ok(wasm) = smith_module(&mut Unstructured::new(data), SmithKind::Closed) else { return };
     let policy = contour_fuzz::small_policy();
     let Ok(plugin) = Plugin::load(&wasm, policy.clone()) else { return };
     let Some(bare) = bare(&wasm, &policy, b"{}") else { return };
