@@ -24,6 +24,11 @@ start_ticks=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$$/stat)
 # The binary `make fuzz-build` built, run directly: editing sources while a campaign runs never
 # rebuilds in the middle of it, and the CPU time counted is the fuzzer's alone. One process, one
 # job (the machine is shared); -timeout flags an input that runs over 30 s.
+# A 256 MiB stack: under AddressSanitizer LLVM does not turn wasmi's tail-call dispatch into
+# jumps, so a slice of Wasm (20,000 fuel) can nest one host frame per instruction; 8 MiB
+# overflowed on a `return_call` loop that a build without ASan runs in a flat stack
+# (docs/fuzzing.md, "Stack use under AddressSanitizer").
+ulimit -s 262144
 triple=$(rustc "+$toolchain" -vV | sed -n 's/^host: //p')
 binary="$target_dir/$triple/release/$target"
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_odr_violation=0} "$binary" "${corpora[@]}" \
