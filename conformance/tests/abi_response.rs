@@ -64,6 +64,25 @@ fn a_response_of_the_wrong_shape_is_invalid() {
     assert_invalid(br#"{"status":"failed","blockedReason":"x","recoveryHint":"h","output":{"retryable":false}}"#);
 }
 
+/// Known from an earlier fuzzing attempt (the `response_bytes` fuzz target checks it): JSON
+/// grammar allows a lone UTF-16 surrogate escape and a number beyond f64, but a reader into a
+/// tree refuses both, so the host refuses them rather than hand an embedder an outcome it cannot
+/// read.
+#[test]
+fn a_lone_surrogate_escape_or_a_number_beyond_f64_is_invalid() {
+    for body in [
+        &br#"{"status":"completed","output":"\ud800"}"#[..],
+        br#"{"status":"completed","output":{"a":["x\udfff"]}}"#,
+        br#"{"status":"completed","output":1e400}"#,
+        br#"{"status":"completed","output":{},"extra":-1e309}"#,
+        br#"{"status":"failed","message":"m","blockedReason":"x","recoveryHint":"h","output":{"retryable":false,"n":9e999}}"#,
+    ] {
+        assert_invalid(body);
+    }
+    let report = answer(br#"{"status":"completed","output":"\ud83d\ude00 1.7976931348623157e308"}"#);
+    assert!(report.outcome.is_completed(), "a surrogate pair is one character: {}", report.outcome.json);
+}
+
 #[test]
 fn a_plugin_policy_rejection_passes_through_intact() {
     let expected = r#"{"status":"failed","message":"Request rejected by plugin policy.","blockedReason":"plugin_policy_rejected","recoveryHint":"Review the plugin policy and retry manually.","output":{"retryable":false}}"#;

@@ -280,3 +280,33 @@ fn the_wall_clock_deadline_ends_a_long_intent() {
     let report = Sandbox::new(Arc::clone(&plugin), Box::new(VirtualEnvironment::new(0))).execute("loop", &json!({}));
     assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
 }
+
+/// Found by the `differential` fuzz target (a stack overflow under AddressSanitizer only, whose
+/// instrumented frames keep wasmi's tail-call dispatch from becoming jumps): an endless
+/// `return_call` loop, in an intent or in a start function, is ended by fuel with its whole
+/// budget used, never by the host's stack.
+#[test]
+fn an_endless_tail_call_loop_ends_by_fuel() {
+    let module = |start: &str| {
+        wat(&format!(
+            r#"(module
+              (memory (export "memory") 1 16)
+              (func (export "tdm_alloc") (param i32) (result i32) i32.const 1024)
+              (func (export "tdm_free") (param i32 i32))
+              (func $spin (param i64) (result i32) (return_call $spin (i64.extend_i32_u (memory.size))))
+              (func $start (drop (call $spin (i64.const 0))))
+              {start}
+              (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32)
+                (return_call $spin (i64.const 0))))"#
+        ))
+    };
+    let report = run(&mut sandbox(&module(""), small_fuel()), "spin");
+    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    // All of it but what the next block would need (wasmi charges a block before running it).
+    assert!(SMALL_FUEL - report.fuel_used < 16, "{} of {SMALL_FUEL}", report.fuel_used);
+    let policy = Policy { start_fuel: SMALL_FUEL / 2, ..small_fuel() };
+    let report = run(&mut sandbox(&module("(start $start)"), policy), "spin");
+    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert!(report.outcome.json.contains("The start function may use at most"), "{}", report.outcome.json);
+    assert!(SMALL_FUEL / 2 - report.launch_fuel < 16, "{} of {}", report.launch_fuel, SMALL_FUEL / 2);
+}

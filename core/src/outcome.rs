@@ -74,6 +74,9 @@ impl Outcome {
         let shape: Shape<'_> = serde_json::from_str(&text).map_err(|e| read_error(&e))?;
         let output_at = shape.output.map(|raw| offset_in(&text, raw.get()));
         let (status, blocked) = shape.check()?;
+        if let Some(why) = unreadable_part(&text) {
+            return Err(shape_error(why));
+        }
         Ok(Self { status, blocked, output_at: output_at.flatten(), json: text })
     }
 
@@ -116,6 +119,61 @@ fn read_error(e: &serde_json::Error) -> Failure {
     } else {
         Failure::new(BlockedReason::InvalidResponse, alloc::format!("The response is not JSON: {e}."))
     }
+}
+
+/// What JSON grammar allows but a reader into a tree refuses (serde_json's, and many others):
+/// a `\u` escape of a lone UTF-16 surrogate, which has no character to decode to, and a number
+/// too large for an f64. The shape reader skips values unchecked, so without this pass such a
+/// response would reach the embedder and fail there. `text` is valid JSON (the shape reader
+/// read it), so one pass tells strings from numbers.
+fn unreadable_part(text: &str) -> Option<&'static str> {
+    const LONE: &str = "it holds a `\\u` escape of a lone UTF-16 surrogate";
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        if byte == b'"' {
+            i += 1;
+            // Whether the last escape was a leading surrogate, which a trailing one must follow.
+            let mut leading = false;
+            while let Some(&c) = bytes.get(i) {
+                if c == b'"' {
+                    break;
+                }
+                if c == b'\\' && bytes.get(i + 1) == Some(&b'u') {
+                    let hex = bytes.get(i + 2..i + 6).and_then(|hex| core::str::from_utf8(hex).ok());
+                    let unit = hex.and_then(|hex| u16::from_str_radix(hex, 16).ok()).unwrap_or(0);
+                    match unit {
+                        0xD800..=0xDBFF if !leading => leading = true,
+                        0xDC00..=0xDFFF if leading => leading = false,
+                        0xD800..=0xDFFF => return Some(LONE),
+                        _ if leading => return Some(LONE),
+                        _ => {}
+                    }
+                    i += 6;
+                    continue;
+                }
+                if leading {
+                    return Some(LONE);
+                }
+                i += if c == b'\\' { 2 } else { 1 };
+            }
+            if leading {
+                return Some(LONE);
+            }
+            i += 1;
+        } else if byte == b'-' || byte.is_ascii_digit() {
+            let start = i;
+            while bytes.get(i).is_some_and(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) {
+                i += 1;
+            }
+            if !text.get(start..i).and_then(|n| n.parse::<f64>().ok()).is_some_and(f64::is_finite) {
+                return Some("it holds a number too large for a 64-bit float");
+            }
+        } else {
+            i += 1;
+        }
+    }
+    None
 }
 
 /// The range `part` occupies in `text`, when `part` is a slice of it.
@@ -413,6 +471,9 @@ mod tests {
             String::from(r#"{"status":"completed","output":{"a":01}}"#),
             String::from(r#"{"status":"completed","output":"\x"}"#),
             String::from(""),
+            String::from(r#"{"status":"completed","output":"\ud800"}"#),
+            String::from(r#"{"status":"completed","output":1e400}"#),
+            String::from(r#"{"status":"completed","output":"\ud83d\ude00 1e400","n":-1.5E+300}"#),
         ];
         for case in &cases {
             let tree = by_the_tree(case);
@@ -440,6 +501,40 @@ mod tests {
         }
         // Duplicates inside the output are the plugin's business: it is passed on verbatim.
         assert!(read(r#"{"status":"completed","output":{"a":1,"a":2}}"#).is_ok());
+    }
+
+    /// Known from an earlier fuzzing attempt (the `response_bytes` target checks it): serde_json
+    /// skips the values the shape does not name without checking them, so these responses were
+    /// accepted and then refused by every embedder that reads the outcome into a tree.
+    #[test]
+    fn lone_surrogate_escapes_and_numbers_beyond_f64_are_a_bad_response() {
+        let lone = [r#""\ud800""#, r#""\udc00""#, r#""a\ud800b""#, r#""\ud800\u0041""#, r#""\ud800\ud800""#];
+        let huge = [
+            "1e400",
+            "-1e309",
+            "[1,2e999]",
+            r#"{"k":179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792}"#,
+        ];
+        for (value, why) in
+            lone.iter().map(|v| (v, "lone UTF-16 surrogate")).chain(huge.iter().map(|v| (v, "too large")))
+        {
+            for text in [
+                format!(r#"{{"status":"completed","output":{value}}}"#),
+                format!(r#"{{"status":"completed","output":{{}},"extra":{value}}}"#),
+                format!(
+                    r#"{{"status":"failed","message":"m","blockedReason":"r","recoveryHint":"h","output":{{"retryable":true,"x":{value}}}}}"#
+                ),
+            ] {
+                let failure = read(&text).err().unwrap_or_else(|| panic!("{text} was accepted"));
+                assert_eq!(failure.reason, BlockedReason::InvalidResponse, "{text}");
+                assert!(failure.message().contains(why), "{text}: {failure}");
+            }
+        }
+        for fine in [r#""\ud83d\ude00""#, r#""\u00e9\\ud800""#, "1.7976931348623157e308", "1e-400", "-0", r#""1e400""#]
+        {
+            let text = format!(r#"{{"status":"completed","output":{fine}}}"#);
+            assert!(read(&text).is_ok(), "{text}");
+        }
     }
 
     #[test]

@@ -154,6 +154,15 @@ pub struct Package {
 }
 
 impl Manifest {
+    /// Parses `plugin.toml` text strictly (unknown keys are errors) and checks its fields;
+    /// `path` names the file in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, PackageError> {
+        let manifest: Manifest =
+            toml::from_str(text).map_err(|e| PackageError::Manifest(path.to_path_buf(), files::quoted(e.message())))?;
+        manifest.check()?;
+        Ok(manifest)
+    }
+
     /// Checks the fields that name things: id and version are plain names, the module is a
     /// relative path under `dist/`. Errors quote at most [`files::MAX_QUOTED_BYTES`].
     pub fn check(&self) -> Result<(), PackageError> {
@@ -222,9 +231,7 @@ impl PackageFiles {
             read_package_file(&root, dir, Path::new(MANIFEST), MAX_MANIFEST_BYTES).map_err(PackageError::File)?;
         let manifest_text = String::from_utf8(bytes)
             .map_err(|_| PackageError::Manifest(manifest_path.clone(), "it is not UTF-8 text".into()))?;
-        let manifest: Manifest = toml::from_str(&manifest_text)
-            .map_err(|e| PackageError::Manifest(manifest_path.clone(), files::quoted(e.message())))?;
-        manifest.check()?;
+        let manifest = Manifest::parse(&manifest_text, &manifest_path)?;
         let relative = Path::new(&manifest.module);
         let limit = module_file::file_limit(relative, Policy::default().max_module_bytes);
         let module_file = match read_package_file(&root, dir, relative, limit) {
@@ -385,7 +392,13 @@ impl Hub {
     pub fn open(dir: &Path) -> Result<Self, PackageError> {
         let path = dir.join(HUB_INDEX);
         let bytes = files::read_limited(&path, MAX_HUB_INDEX_BYTES).map_err(PackageError::File)?;
-        let index: HubIndex = serde_json::from_slice(&bytes)
+        Self::from_index(dir, &bytes)
+    }
+
+    /// Parses and checks the bytes of the `index.json` of the hub folder `dir` (see [`Hub::open`]).
+    pub fn from_index(dir: &Path, bytes: &[u8]) -> Result<Self, PackageError> {
+        let path = dir.join(HUB_INDEX);
+        let index: HubIndex = serde_json::from_slice(bytes)
             .map_err(|e| PackageError::Hub(format!("{}: {}", path.display(), files::quoted(&e.to_string()))))?;
         for (n, entry) in index.plugins.iter().enumerate() {
             if let Some(why) = entry.problem() {

@@ -138,6 +138,19 @@ mod tests {
         assert_eq!(ParamsSource::parse("{\"a\":1}"), ParamsSource::Inline("{\"a\":1}".into()));
     }
 
+    /// Found by the `request_params` fuzz target: a number beyond u64 reached the plugin as a
+    /// neighbour of the double nearest to it.
+    #[test]
+    fn params_numbers_reach_the_request_as_the_nearest_double() {
+        for text in ["2262222222222222222228888801", "2.2622222222222222e27", "0.30000000000000004441"] {
+            let nearest = text.parse::<f64>().ok();
+            let params = parse(text.as_bytes(), "test").unwrap();
+            assert_eq!(params.as_f64(), nearest, "{text}");
+            let request: Value = serde_json::from_slice(&contour_core::abi::request(1, "m", &params)).unwrap();
+            assert_eq!(request["params"].as_f64(), nearest, "{text}");
+        }
+    }
+
     #[test]
     fn stdin_is_bounded_and_parsed() {
         let stdin = br#"{"a": [1, 2]}"#;

@@ -204,6 +204,15 @@ impl InstalledPlugin {
 }
 
 impl State {
+    /// Parses the bytes of a state file and checks every entry; `path` names the file in errors.
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<Self, WorkspaceError> {
+        let state: State = serde_json::from_slice(bytes).map_err(|e| {
+            WorkspaceError::CorruptState(path.to_path_buf(), format!("it does not parse: {}", quoted(&e.to_string())))
+        })?;
+        state.check().map_err(|why| WorkspaceError::CorruptState(path.to_path_buf(), why))?;
+        Ok(state)
+    }
+
     /// Checks every entry (see [`InstalledPlugin`]); the first bad one is named.
     fn check(&self) -> Result<(), String> {
         for (id, plugin) in &self.plugins {
@@ -280,11 +289,7 @@ impl Workspace {
             }
             Err(e) => return Err(WorkspaceError::CorruptState(path, e.to_string())),
         };
-        let state: State = serde_json::from_slice(&bytes).map_err(|e| {
-            WorkspaceError::CorruptState(path.clone(), format!("it does not parse: {}", quoted(&e.to_string())))
-        })?;
-        state.check().map_err(|why| WorkspaceError::CorruptState(path, why))?;
-        Ok(state)
+        State::parse(&bytes, &path)
     }
 
     /// Runs `change` on the state under the workspace lock and writes the result atomically

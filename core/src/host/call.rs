@@ -4,7 +4,7 @@
 //! readable or not; request and answer bytes are charged at the bulk-memory rate, and what a
 //! nested sandbox spent is charged to this run's budgets.
 
-use super::request::Request;
+use super::request::read_request;
 use super::{
     AuditRecord, CallContext, HostAnswer, Method, Spent, ERR_BAD_POINTER, ERR_CAP_TOO_SMALL, ERR_NOTHING_PENDING,
     ERR_NOT_JSON_RPC, ERR_TOO_LARGE, MODULE, UNREADABLE,
@@ -90,18 +90,11 @@ fn serve(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, len: u32) -> Re
     record.bytes = u64::from(len);
     state.host.bytes = state.host.bytes.saturating_add(u64::from(len));
     state.charge_bytes(u64::from(len))?;
-    let Some(request) = Request::parse(bytes) else {
+    let Some((name, call)) = read_request(bytes) else {
         return unreadable(state, record, ERR_NOT_JSON_RPC);
     };
-    let method = Method::from_name(&request.method);
-    record.method = method.map_or_else(|| Cow::Owned(request.method.to_string()), |m| Cow::Borrowed(m.as_str()));
-    let name = &request.method;
-    let call = match method {
-        None => Err(Failure::new(BlockedReason::UnknownHostMethod, format!("`{name}` is not a host method."))),
-        Some(method) => request
-            .call(method)
-            .map_err(|why| Failure::new(BlockedReason::InvalidHostRequest, format!("`{name}`: {why}."))),
-    };
+    let method = Method::from_name(&name);
+    record.method = method.map_or_else(|| Cow::Owned(name.to_string()), |m| Cow::Borrowed(m.as_str()));
     let answer = match call {
         Err(failure) => HostAnswer { result: Err(failure), spent: Spent::default() },
         Ok(call) => {

@@ -9,7 +9,7 @@ mod request;
 
 pub use crate::allowlist::{HOST_IMPORTS as IMPORTS, HOST_MODULE as MODULE};
 pub use call::link;
-pub use request::url_host;
+pub use request::{read_request, url_host};
 
 use crate::permission::{Permission, Permissions};
 use crate::reason::{BlockedReason, Failure};

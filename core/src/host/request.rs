@@ -3,6 +3,7 @@
 //! shapes in place and must agree with it (a test checks they do).
 
 use super::{HostCall, Method};
+use crate::reason::{BlockedReason, Failure};
 use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -181,6 +182,23 @@ impl<'a> Request<'a> {
             Params::Tree(tree) => parse_call(method, tree),
         }
     }
+}
+
+/// Reads a host-call request exactly as `tdm_host_call` does: `None` when it is no JSON-RPC 2.0
+/// request with a string `method` (the guest is answered `ERR_NOT_JSON_RPC`), else the method
+/// name and the typed call, or the failure the guest is answered (an unknown method, or params
+/// that do not fit it).
+pub fn read_request(bytes: &[u8]) -> Option<(Cow<'_, str>, Result<HostCall, Failure>)> {
+    let request = Request::parse(bytes)?;
+    let call = match Method::from_name(&request.method) {
+        None => {
+            Err(Failure::new(BlockedReason::UnknownHostMethod, format!("`{}` is not a host method.", request.method)))
+        }
+        Some(method) => request
+            .call(method)
+            .map_err(|why| Failure::new(BlockedReason::InvalidHostRequest, format!("`{}`: {why}.", request.method))),
+    };
+    Some((request.method, call))
 }
 
 /// The canonical host (`permission::Host`) of an `http://` or `https://` URL, the form every
