@@ -13,7 +13,9 @@ use serde_json::{json, Value};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How a trace names an installed plugin: `plugin:ID` (a file path otherwise).
 pub const INSTALLED_PREFIX: &str = "plugin:";
@@ -131,12 +133,33 @@ pub fn module_for(
     Ok(ReplayModule { bytes, shown, is_recorded })
 }
 
-/// Loads `module` under the trace's policy and replays the trace on it.
-pub fn replay(trace: &Trace, trace_path: &Path, module: &ReplayModule) -> Result<ReplayReport, TraceFileError> {
+/// The least and the most wall time [`replay_limit`] gives a replay by default.
+pub const REPLAY_LIMIT_RANGE: (Duration, Duration) = (Duration::from_secs(10), Duration::from_secs(120));
+
+/// How long a replay of `trace` may run by default: twice the deadlines its intents were
+/// recorded under (a replay does the same work as the recording, which its deadlines bounded),
+/// kept within [`REPLAY_LIMIT_RANGE`]: a trace names its own budget and deadline, so a forged one
+/// must not make a replay run for as long as it says.
+pub fn replay_limit(trace: &Trace) -> Duration {
+    let per_intent_ms = trace.policy().map(|p| p.timeout_ms).unwrap_or(0);
+    let intents = u64::try_from(trace.intents.len()).unwrap_or(u64::MAX);
+    let ms = per_intent_ms.saturating_mul(intents).saturating_mul(2);
+    Duration::from_millis(ms).clamp(REPLAY_LIMIT_RANGE.0, REPLAY_LIMIT_RANGE.1)
+}
+
+/// Loads `module` under the trace's policy and replays the trace on it; setting `stop` (from
+/// another thread) ends the replay with [`TraceError::Stopped`].
+pub fn replay(
+    trace: &Trace,
+    trace_path: &Path,
+    module: &ReplayModule,
+    stop: Arc<AtomicBool>,
+) -> Result<ReplayReport, TraceFileError> {
     let policy = trace.policy().map_err(|e| TraceFileError::Trace(trace_path.to_path_buf(), e))?;
     let plugin = Plugin::load(&module.bytes, policy)
         .map_err(|f| TraceFileError::Module(format!("{} does not load under the trace's policy: {f}", module.shown)))?;
-    trace::replay(trace, Arc::new(plugin)).map_err(|e| TraceFileError::Trace(trace_path.to_path_buf(), e))
+    trace::replay_stoppable(trace, Arc::new(plugin), stop)
+        .map_err(|e| TraceFileError::Trace(trace_path.to_path_buf(), e))
 }
 
 /// One line saying what a replay found (the CLI's text output).

@@ -174,3 +174,55 @@ fn a_net_fetch_replays_with_no_server_running() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).contains("replayed 1 intents: identical"), "{}", text(&out));
 }
+
+/// A plugin whose intent never ends on its own: only fuel (or a deadline) stops it.
+const SPIN: &str = r#"(module
+  (memory (export "memory") 1)
+  (func (export "tdm_alloc") (param i32) (result i32) i32.const 4096)
+  (func (export "tdm_free") (param i32 i32))
+  (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32)
+    (loop $spin (br $spin))
+    i32.const 0))"#;
+
+#[test]
+fn a_forged_trace_naming_an_endless_budget_is_stopped_by_the_replay_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let plugin = dir.path().join("spin.wat");
+    std::fs::write(&plugin, SPIN).unwrap();
+    let trace = dir.path().join("spin.trace");
+    let recorded = tdm_in(
+        &ws,
+        &["run", &plugin.display().to_string(), "spin", "--fuel", "100000", "--record", &trace.display().to_string()],
+        None,
+    );
+    assert_eq!(recorded.status.code(), Some(1), "{}", text(&recorded));
+    assert!(text(&recorded).contains("fuel_exhausted"), "{}", text(&recorded));
+    // The trace as a forger would write it: a budget no replay could spend, a deadline of days.
+    let mut forged = contour_core::trace::Trace::decode(&std::fs::read(&trace).unwrap()).unwrap();
+    forged.header.policy.fuel_per_intent = u64::MAX;
+    forged.header.policy.timeout_ms = 86_400_000;
+    std::fs::write(&trace, forged.encode().unwrap()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
+        .args(["replay", &trace.display().to_string(), "--timeout", "0.5"])
+        .env("TDM_WORKSPACE", &ws)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tdm runs");
+    // A hang guard only: without the replay limit the replay would spin for u64::MAX fuel.
+    let mut waited = 0;
+    while child.try_wait().expect("tdm can be waited for").is_none() {
+        if waited >= 600 {
+            let _ = child.kill();
+            panic!("tdm replay of a forged trace was still running after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+    }
+    let out = child.wait_with_output().expect("tdm ends");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("the replay was stopped after 0.5 s, during intent 1"), "{}", text(&out));
+    assert!(text(&out).contains("--timeout"), "{}", text(&out));
+}

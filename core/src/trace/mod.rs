@@ -14,7 +14,7 @@
 pub(crate) mod record;
 mod replay;
 
-pub use replay::{replay, replay_bytes, Divergence, DivergenceKind, ReplayReport};
+pub use replay::{replay, replay_bytes, replay_stoppable, Divergence, DivergenceKind, ReplayReport};
 
 use crate::policy::{Compilation, Policy};
 pub use crate::state::Cut;
@@ -327,6 +327,12 @@ pub enum TraceError {
     Module(String),
     /// Recording could not start.
     Recording(&'static str),
+    /// The replay was stopped from outside (its embedder's wall-clock limit or Ctrl-C) while
+    /// it replayed this intent (0-based): nothing is known of that intent or the ones after.
+    Stopped {
+        /// The intent that was running.
+        intent: usize,
+    },
 }
 
 impl fmt::Display for TraceError {
@@ -343,6 +349,7 @@ impl fmt::Display for TraceError {
             Self::Policy(field) => write!(f, "the trace's policy field `{field}` does not fit this host"),
             Self::Module(why) => write!(f, "the module cannot be replayed: {why}"),
             Self::Recording(why) => write!(f, "cannot record: {why}"),
+            Self::Stopped { intent } => write!(f, "the replay was stopped during intent {}", intent + 1),
         }
     }
 }

@@ -20,6 +20,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
+use core::sync::atomic::{AtomicBool, Ordering};
 use serde_json::value::RawValue;
 use spin::Mutex;
 
@@ -182,6 +183,7 @@ fn clock_id(clock: Clock) -> u8 {
 /// Serves recorded clock readings, entropy and sleeps.
 struct ReplayEnv {
     cursor: Shared,
+    stop: Arc<AtomicBool>,
 }
 
 impl Environment for ReplayEnv {
@@ -236,9 +238,11 @@ impl Environment for ReplayEnv {
     }
 
     /// No wall time passes in a replay: the deadline never expires on its own (a recorded cut
-    /// is replayed by fuel), except that a divergence stops the intent at the next check.
+    /// is replayed by fuel), except that a divergence or the embedder's stop flag stops the
+    /// intent at the next check.
     fn deadline_clock_ns(&mut self) -> Option<u64> {
-        Some(if self.cursor.lock().divergence.is_some() { u64::MAX } else { 0 })
+        let stopped = self.stop.load(Ordering::Relaxed) || self.cursor.lock().divergence.is_some();
+        Some(if stopped { u64::MAX } else { 0 })
     }
 }
 
@@ -324,10 +328,18 @@ fn compare(recorded: &IntentTrace, report: &IntentReport, read: usize) -> Option
 /// module the trace names or another one it wants compared): every request again, every input
 /// from the trace, the real host never asked. Stops at the first divergence.
 pub fn replay(trace: &Trace, plugin: Arc<Plugin>) -> Result<ReplayReport, TraceError> {
+    replay_stoppable(trace, plugin, Arc::new(AtomicBool::new(false)))
+}
+
+/// [`replay`], stopped when `stop` is set (from another thread: a wall-clock limit, Ctrl-C):
+/// the running intent ends at its next deadline check and the replay answers
+/// [`TraceError::Stopped`]. A trace names its own fuel budget, so replay alone does not bound
+/// how long a forged trace runs; an embedder with a clock bounds it with this flag.
+pub fn replay_stoppable(trace: &Trace, plugin: Arc<Plugin>, stop: Arc<AtomicBool>) -> Result<ReplayReport, TraceError> {
     let grants = Permissions::parse_all(trace.header.grants.iter().map(String::as_str))
         .map_err(|e| TraceError::Malformed(format!("{e}")))?;
     let cursor: Shared = Arc::new(Mutex::new(Cursor::default()));
-    let env = Box::new(ReplayEnv { cursor: Arc::clone(&cursor) });
+    let env = Box::new(ReplayEnv { cursor: Arc::clone(&cursor), stop: Arc::clone(&stop) });
     let intents = Box::new(ReplayIntents { cursor: Arc::clone(&cursor) });
     let mut sandbox = Sandbox::new(plugin, env).with_host(intents, grants);
     let mut digest = RunDigest::default();
@@ -336,6 +348,9 @@ pub fn replay(trace: &Trace, plugin: Arc<Plugin>) -> Result<ReplayReport, TraceE
         *cursor.lock() = Cursor { inputs: recorded.inputs.clone(), ..Cursor::default() };
         sandbox.set_cut(recorded.cut);
         let report = sandbox.execute_request(&recorded.request);
+        if stop.load(Ordering::Relaxed) {
+            return Err(TraceError::Stopped { intent: index });
+        }
         replayed += 1;
         digest.add(
             report.outcome.json.as_bytes(),

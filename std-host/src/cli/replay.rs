@@ -1,18 +1,24 @@
 //! `tdm replay FILE`: re-executes every intent of a recorded session with the inputs the trace
 //! holds (the real host is never asked) and prints `replayed N intents: identical` (exit 0), or
 //! the first divergence (exit 1). `--show` prints the trace readably instead. A module whose
-//! hash is not the trace's is refused unless `--plugin PATH` names it on purpose.
+//! hash is not the trace's is refused unless `--plugin PATH` names it on purpose. A replay
+//! runs within a wall-clock limit (`--timeout`; by default twice the trace's deadlines, 10 s to
+//! 2 min) and stops on Ctrl-C: a trace names its own budget, so a forged one cannot hold tdm.
 
 use super::args::{GlobalArgs, JsonArg, WorkspaceArg};
 use super::report::CliError;
 use crate::exit::{EXIT_COMPLETED, EXIT_FAILED};
+use crate::limits;
 use crate::terminal::{self, outln};
 use crate::traces::{self, TraceFileError};
 use crate::workspace::workspace_dir;
 use clap::Args;
-use contour_core::trace::hex;
+use contour_core::trace::{hex, TraceError};
 use serde_json::json;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -33,6 +39,9 @@ pub struct ReplayArgs {
     /// Print the trace readably instead of replaying it
     #[arg(long)]
     pub(crate) show: bool,
+    /// Wall-clock limit of the whole replay [default: twice the trace's deadlines, 10 s to 120 s]
+    #[arg(long, value_name = "SECS", value_parser = limits::parse_timeout, allow_negative_numbers = true)]
+    pub(crate) timeout: Option<Duration>,
     #[command(flatten)]
     pub(crate) ws: WorkspaceArg,
     #[command(flatten)]
@@ -88,7 +97,26 @@ fn replay(args: &ReplayArgs) -> Result<u8, CliError> {
     }
     let workspace = workspace_dir(args.ws.workspace.as_deref());
     let module = traces::module_for(&trace, &args.trace, args.plugin.as_deref(), &workspace).map_err(error)?;
-    let report = traces::replay(&trace, &args.trace, &module).map_err(error)?;
+    let limit = args.timeout.unwrap_or_else(|| traces::replay_limit(&trace));
+    let report =
+        replay_within(limit, |stop| traces::replay(&trace, &args.trace, &module, stop)).map_err(|(e, timed_out)| {
+            match e {
+                TraceFileError::Trace(path, TraceError::Stopped { intent }) if timed_out => CliError::refused(format!(
+                    "{}: the replay was stopped after {:.1} s, during intent {} (a trace names its own budget, \
+                 so the replay is bounded by the clock)",
+                    path.display(),
+                    limit.as_secs_f64(),
+                    intent + 1
+                ))
+                .hint("pass --timeout SECS to give a slow host (an emulator, say) more time"),
+                TraceFileError::Trace(path, TraceError::Stopped { intent }) => CliError::refused(format!(
+                    "{}: replay cancelled (Ctrl-C) during intent {}",
+                    path.display(),
+                    intent + 1
+                )),
+                other => error(other),
+            }
+        })?;
     if args.json.json {
         terminal::out_json(&traces::report_json(&report, &module).to_string());
     } else {
@@ -98,4 +126,28 @@ fn replay(args: &ReplayArgs) -> Result<u8, CliError> {
         outln!("{}", traces::summary(&report));
     }
     Ok(if report.divergence.is_none() { EXIT_COMPLETED } else { EXIT_FAILED })
+}
+
+/// Runs `replay` with a stop flag that a watchdog sets after `limit` and SIGINT sets at once;
+/// an error comes back with whether the watchdog (not Ctrl-C) stopped it.
+fn replay_within<T>(
+    limit: Duration,
+    replay: impl FnOnce(Arc<AtomicBool>) -> Result<T, TraceFileError>,
+) -> Result<T, (TraceFileError, bool)> {
+    let stop = crate::cli::run::sigint_cancel().unwrap_or_default().flag();
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let (done, finished) = mpsc::channel::<()>();
+    let watchdog = {
+        let (stop, timed_out) = (Arc::clone(&stop), Arc::clone(&timed_out));
+        std::thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(limit) {
+                timed_out.store(true, Ordering::SeqCst);
+                stop.store(true, Ordering::SeqCst);
+            }
+        })
+    };
+    let result = replay(stop);
+    drop(done);
+    let _ = watchdog.join();
+    result.map_err(|e| (e, timed_out.load(Ordering::SeqCst)))
 }
