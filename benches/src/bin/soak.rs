@@ -9,11 +9,11 @@
 //!
 //! `cargo run --release -p contour-benches --bin soak [-- ECHO_INTENTS FAILING_INTENTS]`
 
-use contour_core::env::{Clock, Environment, Slept};
-use contour_core::{Plugin, Policy, Sandbox, VirtualEnvironment};
+use contour_core::{Plugin, Policy, Sandbox};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
+use tdm_sdk::SeededEnvironment;
 
 /// Growth after the warm-up that fails the soak.
 const MAX_GROWTH_BYTES: u64 = 1024 * 1024;
@@ -34,34 +34,6 @@ const BAD_RESPONSE: &str = r#"(module
   (func (export "tdm_free") (param i32 i32))
   (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) i32.const 16))"#;
 
-/// The seeded virtual environment, with the real monotonic clock behind the deadline (core's
-/// `VirtualEnvironment` has none, so its intents are bounded by fuel alone).
-struct Deadlined {
-    inner: VirtualEnvironment,
-    started: Instant,
-}
-
-impl Environment for Deadlined {
-    fn now_ns(&mut self, clock: Clock) -> u64 {
-        self.inner.now_ns(clock)
-    }
-    fn resolution_ns(&self, clock: Clock) -> u64 {
-        self.inner.resolution_ns(clock)
-    }
-    fn fill_random(&mut self, dest: &mut [u8]) {
-        self.inner.fill_random(dest);
-    }
-    fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> Slept {
-        self.inner.sleep_ns(ns, deadline_ns)
-    }
-    fn deadline_clock_ns(&mut self) -> Option<u64> {
-        Some(u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX))
-    }
-    fn begin_intent(&mut self, index: u64) {
-        self.inner.begin_intent(index);
-    }
-}
-
 /// One way to fail: the sandbox, the method that triggers it, the blockedReason expected.
 struct Failing {
     sandbox: Sandbox,
@@ -72,8 +44,9 @@ struct Failing {
 fn sandbox(wat: &str, policy: Policy) -> Result<Sandbox, String> {
     let wasm = wat::parse_str(wat).map_err(|e| format!("the WAT does not parse: {e}"))?;
     let plugin = Plugin::load(&wasm, policy).map_err(|f| format!("the plugin is refused: {f}"))?;
-    let env = Deadlined { inner: VirtualEnvironment::new(7), started: Instant::now() };
-    Ok(Sandbox::new(Arc::new(plugin), Box::new(env)))
+    // The seeded virtual environment with the real monotonic clock behind the deadline (core's
+    // `VirtualEnvironment` has none), as `tdm run --seed` uses.
+    Ok(Sandbox::new(Arc::new(plugin), Box::new(SeededEnvironment::new(7))))
 }
 
 /// The six ways, each with limits that make it cheap (the deadline one is a 1 ms deadline on a
