@@ -13,3 +13,6 @@ pub const EXIT_EXEC_REJECTED: u8 = 125;
 pub const EXIT_EXEC_TRAP: u8 = 126;
 /// `tdm exec`: the module hit a limit (fuel, deadline, memory, stack).
 pub const EXIT_EXEC_LIMIT: u8 = 127;
+/// `tdm exec`: Ctrl-C (SIGINT) stopped the module (128 + SIGINT, as a shell reports a process
+/// the signal ended; tdm still flushes, reports and prints `--stats`).
+pub const EXIT_EXEC_CANCELLED: u8 = 130;

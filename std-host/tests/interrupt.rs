@@ -1,6 +1,7 @@
 //! SIGINT during a long intent, through the built `tdm`: `tdm run` and `tdm call` stop the
 //! intent, print its cancelled outcome and exit 1 like any failed intent (an exit code, not a
-//! death by signal); `tdm repl` on a terminal stops the intent, the prompt comes back and the
+//! death by signal); `tdm exec` stops the command, reports it and exits 130 (tdm's own exit,
+//! what a shell shows for Ctrl-C); `tdm repl` on a terminal stops the intent, the prompt comes back and the
 //! next entries work. The signal is sent to the process alone (`kill -INT PID`), not through
 //! the terminal, so what is proven is tdm's handler. The intents loop forever; `run` and the
 //! REPL under a deadline and a budget far past the test's patience, so only the signal can end
@@ -157,4 +158,28 @@ fn sigint_stops_the_intent_of_the_repl_and_the_prompt_comes_back() {
     p.exp_string("counter> ").unwrap();
     p.send_line(":quit").unwrap();
     p.exp_eof().unwrap();
+}
+
+#[test]
+fn sigint_stops_the_start_of_tdm_exec_which_exits_130_after_reporting() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = r#"(module
+        (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+        (memory (export "memory") 1)
+        (func (export "_start") (loop (br 0))))"#;
+    let module = write(dir.path(), "spin-command.wat", command);
+    let args = ["exec", &module, "--timeout", "600", "--fuel", "100_000_000_000_000"];
+    let mut child = spawn(dir.path(), &args);
+    interrupt_when_spinning(&mut child);
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, Some(130), "tdm's own exit code, not a death by signal; stderr {stderr}");
+    assert!(stdout.is_empty(), "stdout is the command's: {stdout}");
+    let lines: Vec<Value> = stderr.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let stats = lines.iter().find(|l| l.get("stats").is_some()).expect("the stats line");
+    assert_eq!(stats["stats"]["cancelled"], true, "{stderr}");
+    assert!(stats["stats"]["fuelUsed"].as_u64().unwrap() > 0, "stopped while running: {stderr}");
+    let report = lines.iter().find(|l| l.get("status").is_some()).expect("the report line");
+    assert_eq!(report["status"], "cancelled", "{stderr}");
+    assert_eq!(report["blockedReason"], "deadline_exceeded", "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -1,13 +1,15 @@
 //! `tdm exec MODULE [-- ARGS]`: a WASI Preview1 command's `_start` in the sandbox. Its stdout
 //! and stderr are the command's own; the exit code is its `proc_exit` code, or 125 (rejected at
-//! load), 126 (trapped), 127 (a limit). tdm's own messages go to stderr (JSON lines with
-//! `--json`).
+//! load), 126 (trapped), 127 (a limit), 130 (Ctrl-C: SIGINT stops the module at its next
+//! deadline check, as it stops `tdm run`'s intent; a second SIGINT ends tdm at once). tdm's own
+//! messages go to stderr (JSON lines with `--json`).
 
 use super::args::{parse_env, GlobalArgs, JsonArg, LimitArgs, SeedArg};
 use super::report::CliError;
 use crate::command::{command_policy, stats_line};
 use crate::dirfs::DirFs;
-use crate::exit::{EXIT_EXEC_LIMIT, EXIT_EXEC_REJECTED, EXIT_EXEC_TRAP, EXIT_FAILED};
+use crate::environment::Cancel;
+use crate::exit::{EXIT_EXEC_CANCELLED, EXIT_EXEC_LIMIT, EXIT_EXEC_REJECTED, EXIT_EXEC_TRAP, EXIT_FAILED};
 use crate::module_file::{read_module_within, ModuleFileError};
 use crate::session::{command_environment, CommandOutput};
 use crate::stdio::{stdio_kinds, StdinReader};
@@ -159,9 +161,11 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
         stdio: stdio_kinds(),
     };
     let budget = plugin.policy().fuel_per_intent;
-    let env = command_environment(args.seed.seed, plugin.policy());
+    let cancel = super::run::sigint_cancel();
+    let env = command_environment(args.seed.seed, plugin.policy(), cancel.clone());
     let started = Instant::now();
     let report_of_run = run_command(&plugin, env, wasi);
+    let cancelled = cancel.as_ref().is_some_and(Cancel::clear);
     if args.limits.stats {
         let elapsed = started.elapsed();
         if args.json.json {
@@ -171,6 +175,7 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
                 "fuelBudget": budget,
                 "peakMemoryBytes": report_of_run.peak_memory_bytes,
                 "elapsedUs": elapsed_us,
+                "cancelled": cancelled,
             });
             errln_json(&json!({ "stats": stats }));
         } else {
@@ -179,6 +184,11 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     }
     match report_of_run.exit {
         CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
+        CommandExit::Failed(failure) if cancelled && failure.reason == BlockedReason::DeadlineExceeded => {
+            let failure = Failure::new(BlockedReason::DeadlineExceeded, "cancelled (Ctrl-C) before it finished");
+            report(args, "cancelled", &failure, None);
+            Ok(EXIT_EXEC_CANCELLED)
+        }
         CommandExit::Failed(failure) => {
             report(args, "stopped", &failure, None);
             Ok(match failure.reason {

@@ -1,6 +1,6 @@
 //! What a command run (`tdm exec`) takes from the session: its environment and its output sink.
 
-use crate::environment::EnvironmentChoice;
+use crate::environment::{Cancel, EnvironmentChoice};
 use contour_core::wasi::{OutputSink, Written};
 use contour_core::{Environment, Policy};
 use std::io::{self, Write};
@@ -27,7 +27,8 @@ impl OutputSink for CommandOutput {
     }
 }
 
-/// The environment of a command run (`tdm exec`): the same choice as a plugin's.
-pub fn command_environment(seed: Option<u64>, policy: &Policy) -> Box<dyn Environment> {
-    EnvironmentChoice { seed, cancel: None }.environment(Duration::from_millis(policy.timeout_ms))
+/// The environment of a command run (`tdm exec`): the same choice as a plugin's, cancellable
+/// when `cancel` is given (Ctrl-C).
+pub fn command_environment(seed: Option<u64>, policy: &Policy, cancel: Option<Cancel>) -> Box<dyn Environment> {
+    EnvironmentChoice { seed, cancel }.environment(Duration::from_millis(policy.timeout_ms))
 }
