@@ -72,7 +72,7 @@ pub use host::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, NoHo
 pub use outcome::{IntentReport, Outcome, Status};
 pub use permission::{Permission, Permissions};
 pub use plugin::{Plugin, Runtime};
-pub use policy::{Compilation, Policy};
+pub use policy::{Compilation, Policy, PolicyError};
 pub use reason::{BlockedReason, Failure};
 pub use sandbox::{run_command, CommandExit, CommandReport, LaunchReport, Sandbox};
 pub use state::HostState;

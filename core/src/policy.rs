@@ -156,6 +156,15 @@ pub enum PolicyError {
     Zero(&'static str),
     /// The memory limit is above what a 32-bit memory can address (4 GiB).
     MemoryAbove4GiB(u64),
+    /// A limit is above the most the host accepts ([`Policy::check_within`]).
+    AboveCeiling {
+        /// The policy field.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+        /// The most the host accepts.
+        ceiling: u64,
+    },
 }
 
 impl core::fmt::Display for PolicyError {
@@ -164,6 +173,9 @@ impl core::fmt::Display for PolicyError {
             Self::Zero(field) => write!(f, "policy field `{field}` must be greater than zero"),
             Self::MemoryAbove4GiB(bytes) => {
                 write!(f, "memory limit {bytes} bytes is above the 4 GiB a wasm32 memory can address")
+            }
+            Self::AboveCeiling { field, value, ceiling } => {
+                write!(f, "policy field `{field}` is {value}, above the {ceiling} this host accepts")
             }
         }
     }
@@ -209,6 +221,40 @@ impl Policy {
         Ok(())
     }
 
+    /// Checks that no limit that costs the host memory or stops it from looking at its clock
+    /// is above `ceiling`'s: memory, start fuel (a start function runs in one piece), the fuel
+    /// slice (the deadline and stop checks come between slices), call depth, message, output
+    /// and module sizes, tables, instances and host-call budgets. The intent budget
+    /// (`fuel_per_intent`, `timeout_ms`) is not compared: a run is bounded in time from outside.
+    /// For a policy the host did not choose, such as one a trace names.
+    pub fn check_within(&self, ceiling: &Policy) -> Result<(), PolicyError> {
+        let size = |n: usize| n as u64;
+        let fields: [(&'static str, u64, u64); 14] = [
+            ("max_memory_bytes", self.max_memory_bytes, ceiling.max_memory_bytes),
+            ("start_fuel", self.start_fuel, ceiling.start_fuel),
+            ("fuel_slice", self.fuel_slice, ceiling.fuel_slice),
+            ("max_call_depth", size(self.max_call_depth), size(ceiling.max_call_depth)),
+            ("max_request_bytes", u64::from(self.max_request_bytes), u64::from(ceiling.max_request_bytes)),
+            ("max_response_bytes", u64::from(self.max_response_bytes), u64::from(ceiling.max_response_bytes)),
+            ("max_output_bytes", size(self.max_output_bytes), size(ceiling.max_output_bytes)),
+            ("max_module_bytes", size(self.max_module_bytes), size(ceiling.max_module_bytes)),
+            ("max_table_elements", size(self.max_table_elements), size(ceiling.max_table_elements)),
+            ("max_tables", size(self.max_tables), size(ceiling.max_tables)),
+            ("max_instances", size(self.max_instances), size(ceiling.max_instances)),
+            ("max_host_calls", u64::from(self.max_host_calls), u64::from(ceiling.max_host_calls)),
+            ("max_host_bytes", self.max_host_bytes, ceiling.max_host_bytes),
+            (
+                "max_host_request_bytes",
+                u64::from(self.max_host_request_bytes),
+                u64::from(ceiling.max_host_request_bytes),
+            ),
+        ];
+        match fields.iter().find(|(_, value, most)| value > most) {
+            Some(&(field, value, ceiling)) => Err(PolicyError::AboveCeiling { field, value, ceiling }),
+            None => Ok(()),
+        }
+    }
+
     /// The memory limit in whole pages.
     pub fn max_memory_pages(&self) -> u64 {
         self.max_memory_bytes / WASM_PAGE_BYTES
@@ -227,5 +273,33 @@ impl Policy {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_policy_within_the_ceiling_passes_and_each_field_above_it_is_named() {
+        let ceiling = Policy::default();
+        assert_eq!(Policy::default().check_within(&ceiling), Ok(()));
+        assert_eq!(Policy::embedded().check_within(&ceiling), Ok(()));
+        // The intent budget is not the ceiling's business: a replay is bounded in time from outside.
+        let long = Policy { fuel_per_intent: u64::MAX, timeout_ms: u64::MAX, ..Policy::default() };
+        assert_eq!(long.check_within(&ceiling), Ok(()));
+        let above: [(&str, Policy); 5] = [
+            ("max_table_elements", Policy { max_table_elements: 4_000_000_000, ..Policy::default() }),
+            ("max_memory_bytes", Policy { max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES + 1, ..Policy::default() }),
+            ("start_fuel", Policy { start_fuel: u64::MAX, ..Policy::default() }),
+            ("fuel_slice", Policy { fuel_slice: u64::MAX, ..Policy::default() }),
+            ("max_host_request_bytes", Policy { max_host_request_bytes: u32::MAX, ..Policy::default() }),
+        ];
+        for (field, policy) in above {
+            match policy.check_within(&ceiling) {
+                Err(PolicyError::AboveCeiling { field: named, .. }) => assert_eq!(named, field),
+                other => panic!("{field}: {other:?}"),
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@ use crate::module_file::{read_module_within, ModuleFileError};
 use crate::operator;
 use crate::workspace::Workspace;
 use contour_core::trace::{self, hex, Input, ReplayReport, Trace, TraceError, MAX_TRACE_BYTES};
-use contour_core::Plugin;
+use contour_core::{Plugin, Policy, PolicyError};
 use serde_json::{json, Value};
 use std::fmt;
 use std::io::Write;
@@ -29,6 +29,9 @@ pub enum TraceFileError {
     Trace(PathBuf, TraceError),
     /// The trace file could not be written.
     Write(PathBuf, std::io::Error),
+    /// The trace's policy asks for more than the replay accepts (a forged trace could name any
+    /// limit: a table of billions of elements, a start function that runs for hours).
+    AboveCeiling(PathBuf, PolicyError),
     /// The module the trace names (or the one given) cannot be read.
     Module(String),
     /// The module found is not the one the trace recorded, and none was given on purpose.
@@ -48,6 +51,7 @@ impl fmt::Display for TraceFileError {
             Self::File(e) => e.fmt(f),
             Self::Trace(path, e) => write!(f, "{}: {e}", path.display()),
             Self::Write(path, e) => write!(f, "cannot write the trace {}: {e}", path.display()),
+            Self::AboveCeiling(path, e) => write!(f, "{}: the trace's {e}", path.display()),
             Self::Module(why) => f.write_str(why),
             Self::NotTheRecordedModule { module, recorded, found } => write!(
                 f,
@@ -87,17 +91,33 @@ pub struct ReplayModule {
     pub is_recorded: bool,
 }
 
+/// The most a replay accepts of a trace's policy: the default limits (what `tdm run` can ask
+/// for without changing the code), with `max_memory_bytes` of linear memory. The intent budget
+/// (fuel, deadline) is bounded from outside instead ([`replay_limit`]).
+pub fn replay_ceiling(max_memory_bytes: u64) -> Policy {
+    Policy { max_memory_bytes, ..Policy::default() }
+}
+
+/// The policy `trace` (read from `trace_path`) names, refused when it is above `ceiling`
+/// ([`replay_ceiling`]).
+pub fn trace_policy(trace: &Trace, trace_path: &Path, ceiling: &Policy) -> Result<Policy, TraceFileError> {
+    let policy = trace.policy().map_err(|e| TraceFileError::Trace(trace_path.to_path_buf(), e))?;
+    policy.check_within(ceiling).map_err(|e| TraceFileError::AboveCeiling(trace_path.to_path_buf(), e))?;
+    Ok(policy)
+}
+
 /// Finds the module to replay `trace` (read from `trace_path`) with: `given` when the user
 /// passed `--plugin`, else what the trace names (an installed plugin, or a file relative to the
 /// working folder or to the trace's own). A module whose hash differs from the trace's is an
-/// error unless it was given.
+/// error unless it was given. `policy` is the trace's, from [`trace_policy`].
 pub fn module_for(
     trace: &Trace,
     trace_path: &Path,
+    policy: &Policy,
     given: Option<&Path>,
     workspace: &Path,
 ) -> Result<ReplayModule, TraceFileError> {
-    let limit = trace.policy().map_err(|e| TraceFileError::Trace(trace_path.to_path_buf(), e))?.max_module_bytes;
+    let limit = policy.max_module_bytes;
     let read = |path: &Path| {
         read_module_within(path, limit).map_err(|e: ModuleFileError| TraceFileError::Module(e.to_string()))
     };
@@ -147,15 +167,15 @@ pub fn replay_limit(trace: &Trace) -> Duration {
     Duration::from_millis(ms).clamp(REPLAY_LIMIT_RANGE.0, REPLAY_LIMIT_RANGE.1)
 }
 
-/// Loads `module` under the trace's policy and replays the trace on it; setting `stop` (from
-/// another thread) ends the replay with [`TraceError::Stopped`].
+/// Loads `module` under the trace's policy (from [`trace_policy`]) and replays the trace on it;
+/// setting `stop` (from another thread) ends the replay with [`TraceError::Stopped`].
 pub fn replay(
     trace: &Trace,
     trace_path: &Path,
+    policy: Policy,
     module: &ReplayModule,
     stop: Arc<AtomicBool>,
 ) -> Result<ReplayReport, TraceFileError> {
-    let policy = trace.policy().map_err(|e| TraceFileError::Trace(trace_path.to_path_buf(), e))?;
     let plugin = Plugin::load(&module.bytes, policy)
         .map_err(|f| TraceFileError::Module(format!("{} does not load under the trace's policy: {f}", module.shown)))?;
     trace::replay_stoppable(trace, Arc::new(plugin), stop)

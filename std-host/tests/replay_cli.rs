@@ -226,3 +226,57 @@ fn a_forged_trace_naming_an_endless_budget_is_stopped_by_the_replay_limit() {
     assert!(text(&out).contains("the replay was stopped after 0.5 s, during intent 1"), "{}", text(&out));
     assert!(text(&out).contains("--timeout"), "{}", text(&out));
 }
+
+/// A plugin that grows its table by two billion elements (refused at the policy's 100,000).
+const TABLE_GROW: &str = r#"(module
+  (memory (export "memory") 1)
+  (table 0 funcref)
+  (data (i32.const 0) "\22\00\00\00{\"status\":\"completed\",\"output\":1}")
+  (func (export "tdm_alloc") (param i32) (result i32) i32.const 1024)
+  (func (export "tdm_free") (param i32 i32))
+  (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32)
+    (drop (table.grow (ref.null func) (i32.const 2000000000)))
+    i32.const 0))"#;
+
+#[test]
+fn a_forged_trace_naming_limits_above_the_hosts_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let plugin = dir.path().join("grow.wat");
+    std::fs::write(&plugin, TABLE_GROW).unwrap();
+    let trace = dir.path().join("grow.trace");
+    let trace_arg = trace.display().to_string();
+    let recorded = tdm_in(&ws, &["run", &plugin.display().to_string(), "grow", "--record", &trace_arg], None);
+    assert_eq!(recorded.status.code(), Some(1), "{}", text(&recorded));
+    assert!(text(&recorded).contains("resource_limit_exceeded"), "{}", text(&recorded));
+    let replayed = tdm_in(&ws, &["replay", &trace_arg], None);
+    assert_eq!(replayed.status.code(), Some(0), "the honest trace replays: {}", text(&replayed));
+    let honest = std::fs::read(&trace).unwrap();
+    // Each forgery would make the replay allocate or run what `tdm run` never allows: a table of
+    // 4e9 elements (about 32 GB), a start function run in one piece for u64::MAX fuel, a fuel
+    // slice that never reaches the stop check.
+    let forgeries: [(&str, fn(&mut contour_core::trace::PolicyRecord)); 3] = [
+        ("max_table_elements", |p| p.max_table_elements = 4_000_000_000),
+        ("start_fuel", |p| p.start_fuel = u64::MAX),
+        ("fuel_slice", |p| p.fuel_slice = u64::MAX),
+    ];
+    for (field, forge) in forgeries {
+        let mut forged = contour_core::trace::Trace::decode(&honest).unwrap();
+        forge(&mut forged.header.policy);
+        std::fs::write(&trace, forged.encode().unwrap()).unwrap();
+        let out = tdm_in(&ws, &["replay", &trace_arg], None);
+        assert_eq!(out.status.code(), Some(1), "{field}: {}", text(&out));
+        assert!(text(&out).contains(&format!("policy field `{field}`")), "{field}: {}", text(&out));
+        assert!(text(&out).contains("above the"), "{field}: {}", text(&out));
+    }
+    // Memory above the replay's ceiling is refused with the flag that allows it.
+    let mut forged = contour_core::trace::Trace::decode(&honest).unwrap();
+    forged.header.policy.max_memory_bytes = 1 << 30;
+    std::fs::write(&trace, forged.encode().unwrap()).unwrap();
+    let out = tdm_in(&ws, &["replay", &trace_arg], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("--max-memory 1073741824"), "{}", text(&out));
+    let allowed = tdm_in(&ws, &["replay", &trace_arg, "--max-memory", "1GiB"], None);
+    // The recorded run had 64 MiB: the module loads, its intent replays the same outcome.
+    assert_eq!(allowed.status.code(), Some(0), "{}", text(&allowed));
+}

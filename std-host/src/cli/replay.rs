@@ -14,6 +14,7 @@ use crate::traces::{self, TraceFileError};
 use crate::workspace::workspace_dir;
 use clap::Args;
 use contour_core::trace::{hex, TraceError};
+use contour_core::PolicyError;
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +43,10 @@ pub struct ReplayArgs {
     /// Wall-clock limit of the whole replay [default: twice the trace's deadlines, 10 s to 120 s]
     #[arg(long, value_name = "SECS", value_parser = limits::parse_timeout, allow_negative_numbers = true)]
     pub(crate) timeout: Option<Duration>,
+    /// The most linear memory the trace's policy may allow (a forged trace can name any
+    /// limit): bytes or a size with a unit (64MiB, 1GiB)
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = limits::parse_memory, allow_negative_numbers = true)]
+    pub(crate) max_memory: u64,
     #[command(flatten)]
     pub(crate) ws: WorkspaceArg,
     #[command(flatten)]
@@ -57,7 +62,11 @@ fn error(e: TraceFileError) -> CliError {
     match e {
         TraceFileError::NotTheRecordedModule { .. } => CliError::refused(e.to_string())
             .hint("pass --plugin PATH to replay another module on purpose and see where it diverges"),
-        TraceFileError::Trace(..) => CliError::refused(e.to_string()),
+        TraceFileError::AboveCeiling(_, PolicyError::AboveCeiling { field: "max_memory_bytes", value, .. }) => {
+            CliError::refused(e.to_string())
+                .hint(format!("if you trust the trace, pass --max-memory {value} to allow its memory limit"))
+        }
+        TraceFileError::Trace(..) | TraceFileError::AboveCeiling(..) => CliError::refused(e.to_string()),
         other => CliError::io(other.to_string()),
     }
 }
@@ -96,27 +105,26 @@ fn replay(args: &ReplayArgs) -> Result<u8, CliError> {
         return Ok(EXIT_COMPLETED);
     }
     let workspace = workspace_dir(args.ws.workspace.as_deref());
-    let module = traces::module_for(&trace, &args.trace, args.plugin.as_deref(), &workspace).map_err(error)?;
+    let ceiling = traces::replay_ceiling(args.max_memory);
+    let policy = traces::trace_policy(&trace, &args.trace, &ceiling).map_err(error)?;
+    let module = traces::module_for(&trace, &args.trace, &policy, args.plugin.as_deref(), &workspace).map_err(error)?;
     let limit = args.timeout.unwrap_or_else(|| traces::replay_limit(&trace));
-    let report =
-        replay_within(limit, |stop| traces::replay(&trace, &args.trace, &module, stop)).map_err(|(e, timed_out)| {
-            match e {
-                TraceFileError::Trace(path, TraceError::Stopped { intent }) if timed_out => CliError::refused(format!(
-                    "{}: the replay was stopped after {:.1} s, during intent {} (a trace names its own budget, \
+    let report = replay_within(limit, |stop| traces::replay(&trace, &args.trace, policy, &module, stop)).map_err(
+        |(e, timed_out)| match e {
+            TraceFileError::Trace(path, TraceError::Stopped { intent }) if timed_out => CliError::refused(format!(
+                "{}: the replay was stopped after {:.1} s, during intent {} (a trace names its own budget, \
                  so the replay is bounded by the clock)",
-                    path.display(),
-                    limit.as_secs_f64(),
-                    intent + 1
-                ))
-                .hint("pass --timeout SECS to give a slow host (an emulator, say) more time"),
-                TraceFileError::Trace(path, TraceError::Stopped { intent }) => CliError::refused(format!(
-                    "{}: replay cancelled (Ctrl-C) during intent {}",
-                    path.display(),
-                    intent + 1
-                )),
-                other => error(other),
+                path.display(),
+                limit.as_secs_f64(),
+                intent + 1
+            ))
+            .hint("pass --timeout SECS to give a slow host (an emulator, say) more time"),
+            TraceFileError::Trace(path, TraceError::Stopped { intent }) => {
+                CliError::refused(format!("{}: replay cancelled (Ctrl-C) during intent {}", path.display(), intent + 1))
             }
-        })?;
+            other => error(other),
+        },
+    )?;
     if args.json.json {
         terminal::out_json(&traces::report_json(&report, &module).to_string());
     } else {
