@@ -189,3 +189,54 @@ fn the_right_grant_reaches_the_embedder_with_the_canonical_host() {
         }
     }
 }
+
+/// An embedder whose answer says serving the call spent `fuel` (a nested tool's launch and
+/// intent, say), and which records every audited decision.
+struct SpendsFuel {
+    fuel: u64,
+    audits: Arc<Mutex<Vec<AuditRecord>>>,
+}
+
+impl HostIntents for SpendsFuel {
+    fn call(&mut self, _: &HostCall, _: &CallContext) -> HostAnswer {
+        let mut answer = HostAnswer::ok(json!({"served": true}));
+        answer.spent.fuel = self.fuel;
+        answer
+    }
+
+    fn audit(&mut self, record: &AuditRecord) {
+        self.audits.lock().expect("not poisoned").push(record.clone());
+    }
+}
+
+#[test]
+fn a_call_whose_cost_ends_the_run_is_audited_with_the_outcomes_reason() {
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tool.invoke",
+        "params": {"tool": "b", "intent": "run", "params": {}}});
+    let run = |spent: u64| {
+        let audits = Arc::new(Mutex::new(Vec::new()));
+        let plugin = load(&fixture("forward"), Policy { fuel_per_intent: 1_000_000, ..Policy::default() });
+        let host = SpendsFuel { fuel: spent, audits: Arc::clone(&audits) };
+        let grants = Permissions::parse_all(["tool:b"]).expect("a grant");
+        let mut sandbox =
+            Sandbox::new(plugin, Box::new(VirtualEnvironment::new(SEED))).with_host(Box::new(host), grants);
+        let report = sandbox.execute("forward", &request);
+        drop(sandbox);
+        let audits = audits.lock().expect("not poisoned").clone();
+        (report, audits)
+    };
+    // Within the budget: the call is served and audited as granted, answer bytes included.
+    let (report, audits) = run(1_000);
+    assert!(report.outcome.is_completed(), "{}", report.outcome.json);
+    assert_eq!(audits.len(), 1, "{audits:?}");
+    assert_eq!(audits[0].reason, None, "{audits:?}");
+    let served_bytes = audits[0].bytes;
+    // The nested work spent more than the run had left: the run ends with fuel_exhausted, and
+    // the audit says so, counting only the request (the plugin never got the answer).
+    let (report, audits) = run(10_000_000);
+    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert_eq!(audits.len(), 1, "{audits:?}");
+    assert_eq!(audits[0].reason, Some("fuel_exhausted"), "the audit says what the outcome says: {audits:?}");
+    assert!(audits[0].granted, "{audits:?}");
+    assert!(audits[0].bytes < served_bytes, "no answer bytes: {audits:?}");
+}

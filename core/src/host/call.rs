@@ -121,17 +121,33 @@ fn serve(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, len: u32) -> Re
         }
     };
     let HostAnswer { result, spent } = answer;
-    record.reason = result.as_ref().err().map(|f| f.reason.as_str());
+    let answered = result.as_ref().err().map(|f| f.reason.as_str());
     absorb(state, &spent);
     let response = outcome_bytes(result);
-    record.bytes += response.len() as u64;
     state.host.bytes = state.host.bytes.saturating_add(response.len() as u64);
-    state.host.intents.audit(&record);
-    state.charge(spent.fuel)?;
-    state.charge_bytes(response.len() as u64)?;
-    if state.host.calls > state.host.max_calls || state.host.bytes > state.host.max_bytes {
-        return Err(over_limit(state));
+    // What the call cost is charged, and the deadline looked at (as `host_work` does next, at the
+    // same fuel), before the call is audited: a call whose cost ends the run is recorded with
+    // the reason the outcome gives, without the answer the plugin never gets.
+    let ended = state
+        .charge(spent.fuel)
+        .and_then(|()| state.charge_bytes(response.len() as u64))
+        .and_then(|()| state.deadline_remaining(state.fuel_used()).map(drop))
+        .and_then(|()| {
+            let over = state.host.calls > state.host.max_calls || state.host.bytes > state.host.max_bytes;
+            if over {
+                Err(over_limit(state))
+            } else {
+                Ok(())
+            }
+        });
+    if let Err(failure) = ended {
+        record.reason = Some(failure.reason.as_str());
+        state.host.intents.audit(&record);
+        return Err(failure);
     }
+    record.reason = answered;
+    record.bytes += response.len() as u64;
+    state.host.intents.audit(&record);
     let n = i32::try_from(response.len()).unwrap_or(i32::MAX);
     state.host.pending = Some(response);
     Ok(n)
