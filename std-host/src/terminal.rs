@@ -19,20 +19,37 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 
 /// Whether `c` must not reach a terminal raw: a C0 control (ESC, CR, BS, TAB, LF, ...), DEL, a C1
-/// control (U+0080 to U+009F, CSI U+009B among them), or a Unicode control that reorders or hides
-/// text (the Arabic letter mark, zero-width spaces and joiners, directional marks, embeddings,
-/// overrides and isolates, word joiner and invisible operators, the byte order mark, and the
-/// line and paragraph separators).
+/// control (U+0080 to U+009F, CSI U+009B among them), every Unicode format character (general
+/// category Cf: the soft hyphen, the Arabic letter mark, zero-width spaces and joiners,
+/// directional marks, embeddings, overrides and isolates, word joiner and invisible operators,
+/// the byte order mark, interlinear annotation marks, the tag characters that can smuggle
+/// invisible ASCII, ...), and the line and paragraph separators: each can reorder, hide or
+/// break text.
 pub fn is_unsafe(c: char) -> bool {
     matches!(
         c,
         '\u{0}'..='\u{1f}'
             | '\u{7f}'..='\u{9f}'
+            | '\u{ad}'
+            | '\u{600}'..='\u{605}'
             | '\u{61c}'
+            | '\u{6dd}'
+            | '\u{70f}'
+            | '\u{890}'..='\u{891}'
+            | '\u{8e2}'
+            | '\u{180e}'
             | '\u{200b}'..='\u{200f}'
             | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2069}'
+            | '\u{2060}'..='\u{206f}'
             | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
     )
 }
 
@@ -73,9 +90,13 @@ fn is_json_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
 }
 
-/// `c` as a JSON string escape, `\uXXXX` (every unsafe character is in the BMP).
+/// `c` as a JSON string escape: `\uXXXX`, or a surrogate pair of them for a character past the
+/// BMP (the tag characters).
 fn push_json_escape(out: &mut String, c: char) {
-    out.push_str(&format!("\\u{:04x}", u32::from(c)));
+    let mut units = [0u16; 2];
+    for unit in c.encode_utf16(&mut units) {
+        out.push_str(&format!("\\u{unit:04x}"));
+    }
 }
 
 /// JSON `text` for a terminal, in `layout`: the same value, with unsafe characters inside strings
@@ -301,15 +322,31 @@ mod tests {
             ("\u{2060}\u{2066}\u{2069}", "\\u{2060}\\u{2066}\\u{2069}"),
             ("\u{feff}\u{2028}\u{2029}", "\\u{feff}\\u{2028}\\u{2029}"),
             ("é\u{1b}é", "é\\u{1b}é"),
+            // Format characters that hide text: soft hyphen, Mongolian vowel separator, the
+            // deprecated format controls, interlinear annotations, tag characters (invisible
+            // ASCII a model reads and a person does not).
+            ("pay\u{e0041}\u{e0042}", "pay\\u{e0041}\\u{e0042}"),
+            ("x\u{ad}x\u{180e}\u{206a}\u{206f}", "x\\u{ad}x\\u{180e}\\u{206a}\\u{206f}"),
+            ("\u{fff9}\u{fffb}\u{e0001}\u{e007f}", "\\u{fff9}\\u{fffb}\\u{e0001}\\u{e007f}"),
+            ("\u{600}\u{6dd}\u{110bd}\u{1d173}", "\\u{600}\\u{6dd}\\u{110bd}\\u{1d173}"),
         ];
         for (raw, escaped) in cases {
             assert_eq!(escape(raw), escaped, "{raw:?}");
         }
         // The characters next to the ranges stay.
         assert_eq!(
-            escape(" ~\u{a0}\u{200a}\u{2027}\u{202f}\u{206a}\u{fefe}"),
-            " ~\u{a0}\u{200a}\u{2027}\u{202f}\u{206a}\u{fefe}"
+            escape(" ~\u{a0}\u{ae}\u{200a}\u{2027}\u{202f}\u{2070}\u{fefe}\u{fffc}\u{e0080}"),
+            " ~\u{a0}\u{ae}\u{200a}\u{2027}\u{202f}\u{2070}\u{fefe}\u{fffc}\u{e0080}"
         );
+    }
+
+    #[test]
+    fn a_character_past_the_bmp_is_escaped_in_json_as_a_surrogate_pair_with_the_same_value() {
+        let text = "[\"pay\u{e0041}\"]";
+        let shown = json(text, Layout::Line);
+        assert_eq!(shown, "[\"pay\\udb40\\udc41\"]");
+        let value: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(value[0], "pay\u{e0041}");
     }
 
     #[test]
