@@ -6,7 +6,25 @@ use crate::guest::region;
 use crate::reason::{BlockedReason, Failure};
 use alloc::format;
 use alloc::vec::Vec;
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
+
+/// A request whose params are JSON text already: its members in the order [`request`] writes
+/// them (serde_json's `Map` keeps keys sorted), so both give the same bytes for the same params.
+#[derive(Serialize)]
+struct RawRequest<'a> {
+    id: u64,
+    jsonrpc: &'static str,
+    method: &'a str,
+    params: &'a RawValue,
+}
+
+/// Serializes a JSON-RPC 2.0 request whose params are JSON text, passed through as they are
+/// (no number is rounded, no key reordered): what a user typed is what the plugin reads.
+pub fn request_raw(id: u64, method: &str, params: &RawValue) -> Vec<u8> {
+    serde_json::to_vec(&RawRequest { id, jsonrpc: "2.0", method, params }).unwrap_or_default()
+}
 
 /// Serializes a JSON-RPC 2.0 request.
 pub fn request(id: u64, method: &str, params: &Value) -> Vec<u8> {
@@ -63,6 +81,21 @@ pub fn response_range(memory: &[u8], ptr: u32, max_len: u32) -> Result<core::ops
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_params_give_the_same_bytes_as_parsed_ones_and_keep_what_parsing_would_change() {
+        // Compact, keys sorted, strings unescaped: what serde_json writes for parsed params.
+        let text = r#"{"n":[1,2.5,"é"],"name":"Ada"}"#;
+        let raw: alloc::boxed::Box<RawValue> = serde_json::from_str(text).unwrap();
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(request_raw(7, "greet", &raw), request(7, "greet", &value));
+        // Numbers past u64 and f64's precision, and key order, reach the plugin as written.
+        let exact = r#"{"z":123456789012345678901234567890,"a":1.0000000000000000001}"#;
+        let raw: alloc::boxed::Box<RawValue> = serde_json::from_str(exact).unwrap();
+        let bytes = request_raw(1, "m\"x", &raw);
+        let expected = alloc::format!(r#"{{"id":1,"jsonrpc":"2.0","method":"m\"x","params":{exact}}}"#);
+        assert_eq!(core::str::from_utf8(&bytes).unwrap(), expected);
+    }
 
     fn framed(at: usize, body: &[u8], memory_len: usize) -> Vec<u8> {
         let mut memory = alloc::vec![0u8; memory_len];

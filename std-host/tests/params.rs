@@ -72,3 +72,19 @@ fn params_past_the_request_limit_or_not_json_are_refused_naming_the_source() {
     let bad_line = tdm(dir.path(), &["run", &echo(), "greet", "--params", &format!("@{bad}")], b"");
     assert!(stderr(&bad_line).contains("line 2 column 2"), "the parser's position is kept: {}", stderr(&bad_line));
 }
+
+#[test]
+fn params_reach_the_plugin_byte_for_byte_from_every_source() {
+    let dir = tempfile::tempdir().unwrap();
+    // A number past u64, one past f64's precision, keys out of order, an escape: parsing and
+    // writing again would round the numbers (1.2345678901234568e+29, 1.0), sort the keys and
+    // unescape the string.
+    let exact = r#"{"z":123456789012345678901234567890,"a":1.0000000000000000001,"s":"\u00e9"}"#;
+    let file = write(dir.path(), "exact.json", exact);
+    for (params, stdin) in [(exact.to_string(), ""), (format!("@{file}"), ""), ("-".to_string(), exact)] {
+        let out = tdm(dir.path(), &["run", &echo(), "greet", "--params", &params, "-q"], stdin.as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let printed = text(&out);
+        assert!(printed.contains(&format!(r#""output":{exact}"#)), "{params}: {printed}");
+    }
+}

@@ -1,7 +1,7 @@
 //! What the REPL reads: an entry is one line, or several while a JSON value's brackets are
 //! open (`greet {` ... `}`), parsed into an intent, a raw JSON-RPC request or a `:`-command.
 
-use serde_json::Value;
+use crate::params::Params;
 
 /// The most bytes one entry may gather over its lines (a request is at most 1 MiB; room for the
 /// method and whitespace).
@@ -18,8 +18,8 @@ pub enum Line {
     Intent {
         /// The method.
         method: String,
-        /// Its params.
-        params: Value,
+        /// Its params, as typed.
+        params: Params,
     },
     /// `METHOD @FILE`: params read from a file.
     IntentFromFile {
@@ -121,9 +121,9 @@ pub fn parse_line(line: &str) -> Result<Line, String> {
         return Ok(Line::IntentFromFile { method: method.to_string(), path: path.to_string() });
     }
     let params = if rest.is_empty() {
-        Value::Object(serde_json::Map::new())
+        Params::empty()
     } else {
-        serde_json::from_str(rest).map_err(|e| format!("the params of `{method}` are not valid JSON: {e}"))?
+        Params::from_text(rest).map_err(|e| format!("the params of `{method}` are not valid JSON: {e}"))?
     };
     Ok(Line::Intent { method: method.to_string(), params })
 }
@@ -356,19 +356,22 @@ pub fn complete(intents: &[String], before: &str) -> (usize, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn params(text: &str) -> Params {
+        Params::from_text(text).unwrap()
+    }
 
     #[test]
     fn parses_intent_lines() {
-        assert_eq!(parse_line("greet"), Ok(Line::Intent { method: "greet".into(), params: json!({}) }));
+        assert_eq!(parse_line("greet"), Ok(Line::Intent { method: "greet".into(), params: params("{}") }));
         assert_eq!(
             parse_line("  greet   {\"name\": \"Ada\"}  \n"),
-            Ok(Line::Intent { method: "greet".into(), params: json!({"name": "Ada"}) })
+            Ok(Line::Intent { method: "greet".into(), params: params("{\"name\": \"Ada\"}") })
         );
-        assert_eq!(parse_line("sum [1, 2]"), Ok(Line::Intent { method: "sum".into(), params: json!([1, 2]) }));
+        assert_eq!(parse_line("sum [1, 2]"), Ok(Line::Intent { method: "sum".into(), params: params("[1, 2]") }));
         assert_eq!(
             parse_line("greet {\n  \"a\": 1\n}"),
-            Ok(Line::Intent { method: "greet".into(), params: json!({"a": 1}) })
+            Ok(Line::Intent { method: "greet".into(), params: params("{\n  \"a\": 1\n}") })
         );
         assert_eq!(parse_line("big @p.json"), Ok(Line::IntentFromFile { method: "big".into(), path: "p.json".into() }));
         assert_eq!(parse_line("\t\n"), Ok(Line::Blank));

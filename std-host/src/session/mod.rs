@@ -461,7 +461,7 @@ impl Session {
         // its first deadline check; the REPL clears the flag before each entry.
         let started = Instant::now();
         let report = match request {
-            Request::Intent { method, params } => sandbox.execute(method, params),
+            Request::Intent { method, params } => sandbox.execute_raw_params(method, params.raw()),
             Request::Raw(text) => sandbox.execute_request(text.as_bytes()),
         };
         let elapsed = started.elapsed();

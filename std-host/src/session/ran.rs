@@ -2,6 +2,7 @@
 //! the figures `--stats` and the REPL print.
 
 use crate::hints::{self, Front};
+use crate::params::Params;
 use contour_core::IntentReport;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -13,8 +14,8 @@ pub enum Request {
     Intent {
         /// The method.
         method: String,
-        /// Its params.
-        params: Value,
+        /// Its params, as the user wrote them.
+        params: Params,
     },
     /// A raw request (the REPL's `{...}` lines).
     Raw(String),
