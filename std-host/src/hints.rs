@@ -38,6 +38,9 @@ pub struct Context {
     pub is_command: bool,
     /// The run was cancelled by Ctrl-C (it ends as `deadline_exceeded`).
     pub cancelled: bool,
+    /// An installed plugin was asked for an intent its plugin.toml does not declare (refused as
+    /// `not_approved` before anything ran: the approval covers the declared intents only).
+    pub undeclared: bool,
 }
 
 /// The hint for `failure` at `front`, when it should differ from core's.
@@ -45,6 +48,10 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
     let installed = front.installed();
     let mib = |bytes: u64| bytes / (1024 * 1024);
     let hint = match failure.reason {
+        BlockedReason::NotApproved if context.undeclared => match front {
+            Front::ReplInstalled => "Run one of the declared intents (:intents lists them).".into(),
+            _ => "Call one of the declared intents (`tdm workspace status` lists them); a new intent needs a version that declares it, approved with `tdm approve ID`.".into(),
+        },
         BlockedReason::AbiMismatch if context.is_command => {
             "This is a WASI command (it exports `_start`, not the plugin exports): run it with `tdm exec FILE`.".into()
         }
@@ -117,6 +124,9 @@ pub fn outcome_json(outcome: &Outcome, front: Front, context: Context) -> Cow<'_
     };
     let message = if context.cancelled && failure.reason == BlockedReason::DeadlineExceeded {
         "The intent was cancelled (Ctrl-C) before it finished.".to_string()
+    } else if context.undeclared && failure.reason == BlockedReason::NotApproved {
+        // The plugin is approved; this intent is outside what was approved.
+        failure.detail.clone()
     } else {
         failure.message()
     };

@@ -89,6 +89,10 @@ fn an_installed_plugin_runs_only_its_declared_intents() {
     let outcome = json(&out);
     assert_eq!(outcome["blockedReason"], "not_approved");
     assert!(outcome["message"].as_str().unwrap().contains("it declares: ping"), "{outcome}");
+    // The plugin is approved: the outcome says the intent is outside the approval, not that
+    // there is none, and does not send the operator to approve it again.
+    assert!(!outcome["message"].as_str().unwrap().contains("no valid operator approval"), "{outcome}");
+    assert!(outcome["recoveryHint"].as_str().unwrap().contains("declared intents"), "{outcome}");
     // The REPL refuses it the same way, raw requests included.
     let input = "steal\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"steal\",\"params\":{}}\nping\n";
     let statuses: Vec<Value> =

@@ -154,7 +154,7 @@ impl SessionError {
     pub fn outcome_json(&self, front: Front) -> Option<String> {
         let failure = self.failure()?;
         let is_command = matches!(self, Self::Load { is_command: true, .. });
-        let context = hints::Context { at_load: true, is_command, cancelled: false };
+        let context = hints::Context { at_load: true, is_command, ..hints::Context::default() };
         Some(hints::outcome_json(&Outcome::from_failure(failure), front, context).into_owned())
     }
 }
@@ -429,7 +429,7 @@ impl Session {
         Some(Failure::new(
             BlockedReason::NotApproved,
             format!(
-                "Intent `{}` is not declared in the plugin's plugin.toml, and an installed plugin runs only the intents its operator approved; {offered}.",
+                "Intent `{}` is not declared in the plugin's plugin.toml: an installed plugin runs only the intents its operator approved, and {offered}.",
                 crate::files::truncated(method, 64)
             ),
         ))
@@ -455,7 +455,14 @@ impl Session {
                 stderr: Vec::new(),
                 output_dropped: 0,
             };
-            return Ran { report, elapsed: Duration::ZERO, cancelled: false, discarded: false, launch_fuel: 0 };
+            return Ran {
+                report,
+                elapsed: Duration::ZERO,
+                cancelled: false,
+                discarded: false,
+                launch_fuel: 0,
+                undeclared: true,
+            };
         }
         // A cancel already set (a SIGINT while `tdm run` loaded the module) stops the intent at
         // its first deadline check; the REPL clears the flag before each entry.
@@ -468,7 +475,7 @@ impl Session {
         let cancelled = self.cancel().is_some_and(Cancel::clear)
             && report.outcome.blocked_reason() == Some(BlockedReason::DeadlineExceeded.as_str());
         let launch_fuel = report.launch_fuel;
-        Ran { discarded: !sandbox.is_live(), report, elapsed, cancelled, launch_fuel }
+        Ran { discarded: !sandbox.is_live(), report, elapsed, cancelled, launch_fuel, undeclared: false }
     }
 
     /// Forwards the plugin's captured output to `err`, each line marked as the plugin's and

@@ -46,12 +46,15 @@ pub struct Ran {
     pub discarded: bool,
     /// Fuel the launch used (0 when the instance was already running).
     pub launch_fuel: u64,
+    /// The intent was refused before it ran: an installed plugin's undeclared intent.
+    pub undeclared: bool,
 }
 
 impl Ran {
     /// The outcome's JSON as printed at `front`.
     pub fn outcome_json(&self, front: Front) -> String {
-        let context = hints::Context { cancelled: self.cancelled, ..hints::Context::default() };
+        let context =
+            hints::Context { cancelled: self.cancelled, undeclared: self.undeclared, ..hints::Context::default() };
         hints::outcome_json(&self.report.outcome, front, context).into_owned()
     }
 
