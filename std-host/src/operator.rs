@@ -206,7 +206,9 @@ pub enum LaunchError {
 pub fn approved_plugin(workspace: &Workspace, id: &str) -> Result<ApprovedPlugin, LaunchError> {
     let state = workspace.read_state().map_err(LaunchError::Workspace)?;
     let Some(installed) = state.plugins.get(id).cloned() else {
-        return Err(LaunchError::NotApproved(format!("No plugin `{id}` is installed.")));
+        // Nothing to approve: an id that names no installed plugin is a lookup error, not a
+        // refusal of an approval (which would send the operator to `tdm approve`).
+        return Err(LaunchError::Workspace(WorkspaceError::NotInstalled(id.to_string())));
     };
     // The one read of the package: everything below uses these bytes.
     let read = read_installed(workspace, &installed);

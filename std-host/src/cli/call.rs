@@ -11,7 +11,7 @@ use crate::operator;
 use crate::params;
 use crate::session::{HostFiles, Request, Session, SessionError, SessionOptions};
 use crate::terminal::errln;
-use crate::workspace::{now_ms, workspace_dir, LastCall, Workspace};
+use crate::workspace::{now_ms, workspace_dir, LastCall, Workspace, WorkspaceError};
 use clap::Args;
 use contour_core::policy::DEFAULT_MAX_REQUEST_BYTES;
 
@@ -71,8 +71,8 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     let session = match Session::open_installed(&workspace, &args.id, options) {
         Ok(session) => session,
         Err(e) => {
-            if matches!(e, SessionError::NotApproved(_)) && !installed {
-                errln!("tdm: hint: {}", misread::unknown_id(&args.id));
+            if let SessionError::Workspace(WorkspaceError::NotInstalled(_)) = e {
+                return Err(CliError::refused(e.to_string()).hint(misread::unknown_id_for_call(&args.id, &args.method)));
             }
             return refused_at_load(e, Front::Call);
         }

@@ -64,11 +64,18 @@ pub fn call_of_file(id: &str, method: &str) -> Option<String> {
     })
 }
 
-/// An unknown id: where to look.
-pub fn unknown_id(id: &str) -> String {
+/// An unknown id given to `tdm call`: where to look, and how to run a module file instead.
+pub fn unknown_id_for_call(id: &str, method: &str) -> String {
     format!(
-        "no plugin `{id}` is installed: `tdm workspace status` lists the installed plugins \
-         (to run a module file, give its path, e.g. ./{id}.wasm)"
+        "`tdm workspace status` lists the installed plugins and `tdm install {id} --hub DIR` installs one; \
+         to run a module file instead: `tdm run FILE {method}`"
+    )
+}
+
+/// An unknown id given to `tdm repl`: where to look, and how to give a module file instead.
+pub fn unknown_id_for_repl(id: &str) -> String {
+    format!(
+        "`tdm workspace status` lists the installed plugins; to open a module file, give its path (e.g. ./{id}.wasm)"
     )
 }
 

@@ -9,7 +9,7 @@ use crate::environment::Cancel;
 use crate::hints::Front;
 use crate::session::{Session, SessionError, SessionOptions};
 use crate::terminal::errln;
-use crate::workspace::{workspace_dir, Workspace};
+use crate::workspace::{workspace_dir, Workspace, WorkspaceError};
 use clap::Args;
 use std::path::Path;
 
@@ -60,9 +60,6 @@ fn repl(args: &ReplArgs, global: &GlobalArgs) -> Result<u8, CliError> {
         }
         Target::Installed | Target::Unknown => {
             let workspace = Workspace::open(workspace_dir(workspace_flag))?;
-            if !misread::is_installed(workspace_flag, &args.target) {
-                errln!("tdm: hint: {}", misread::unknown_id(&args.target));
-            }
             Session::open_installed(&workspace, &args.target, options).map(|s| (s, Front::ReplInstalled))
         }
     };
@@ -71,6 +68,9 @@ fn repl(args: &ReplArgs, global: &GlobalArgs) -> Result<u8, CliError> {
         Err(e @ (SessionError::Load { .. } | SessionError::Wat(_) | SessionError::NotApproved(_))) => {
             let front = if Path::new(&args.target).is_file() { Front::ReplFile } else { Front::ReplInstalled };
             return refused_at_load(e, front);
+        }
+        Err(e @ SessionError::Workspace(WorkspaceError::NotInstalled(_))) => {
+            return Err(CliError::refused(e.to_string()).hint(misread::unknown_id_for_repl(&args.target)))
         }
         Err(e) => return Err(e.into()),
     };
