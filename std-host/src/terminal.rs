@@ -272,6 +272,13 @@ pub fn out_prompt(text: &str) {
     let _ = out.flush();
 }
 
+/// Prints `text` escaped on stderr without a newline (a prompt where stdout holds JSON).
+pub fn err_prompt(text: &str) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_all(escape(text).as_bytes());
+    let _ = err.flush();
+}
+
 /// `outln!(fmt, args..)`: formats one line and prints it escaped on stdout ([`out_line`]).
 macro_rules! outln {
     ($($arg:tt)*) => {

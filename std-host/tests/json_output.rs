@@ -107,3 +107,19 @@ fn stats_json_is_one_object_on_stderr_and_audit_json_is_lines() {
     let out = tdm(dir.path(), &["audit", "--audit", &audit, "--json"], b"");
     assert_eq!(lines(&out).len(), 2, "one JSON line per decision");
 }
+
+#[test]
+fn approve_json_without_a_terminal_prints_only_the_error_document_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let pkg = package(dir.path(), "pkg", "ok", OK, &[("ping", "answers ok")], "");
+    let installed = tdm(&ws, &["install", &pkg.display().to_string(), "--json"], b"");
+    assert_eq!(installed.status.code(), Some(0), "{}", text(&installed));
+    // No --yes, stdin not a terminal: refused. The summary of what would be approved is for
+    // the operator's eyes (stderr); stdout is the one JSON document.
+    let out = tdm(&ws, &["approve", "ok", "--json"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let error = json(&out);
+    assert_eq!(error["status"], "error", "{error}");
+    assert!(stderr(&out).contains("permissions:"), "{}", stderr(&out));
+}

@@ -67,21 +67,27 @@ fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
     let (_, package) = operator::installed_package(&workspace, &args.id)?;
     let permissions: Vec<String> = package.requested.iter().map(ToString::to_string).collect();
     let manifest = &package.manifest;
+    // With --json, stdout holds one JSON document: what is to be approved and the question go
+    // to stderr, where the operator at the terminal still reads them.
+    let show = |line: &str| if args.json.json { terminal::err_line(line) } else { terminal::out_line(line) };
     if !args.json.json || !args.yes {
-        outln!("plugin:      {} {} ({})", manifest.id, manifest.version, manifest.name);
-        outln!("module:      sha256 {}", manifest.sha256);
-        outln!("permissions: {}", if permissions.is_empty() { "none".to_string() } else { permissions.join(", ") });
-        outln!("limits:      {}", limits_line(&package.policy()));
+        show(&format!("plugin:      {} {} ({})", manifest.id, manifest.version, manifest.name));
+        show(&format!("module:      sha256 {}", manifest.sha256));
+        show(&format!(
+            "permissions: {}",
+            if permissions.is_empty() { "none".to_string() } else { permissions.join(", ") }
+        ));
+        show(&format!("limits:      {}", limits_line(&package.policy())));
         if manifest.intents.is_empty() {
-            outln!("intents:     none declared (no intent can be called)");
+            show("intents:     none declared (no intent can be called)");
         } else {
-            outln!("intents:");
+            show("intents:");
             let mut table = Table::new(&["INTENT", "DESCRIPTION"]);
             for intent in &manifest.intents {
                 table.row(vec![intent.name.clone(), intent.description.clone()]);
             }
             for line in table.lines() {
-                terminal::out_line(&format!("  {line}"));
+                show(&format!("  {line}"));
             }
         }
     }
@@ -90,7 +96,12 @@ fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
             return Err(CliError::usage("refusing to approve without a terminal to confirm on")
                 .hint(format!("pass --yes to approve from a script: tdm approve {} --yes", args.id)));
         }
-        terminal::out_prompt("Approve this plugin to run with exactly these permissions and intents? [y/N] ");
+        let question = "Approve this plugin to run with exactly these permissions and intents? [y/N] ";
+        if args.json.json {
+            terminal::err_prompt(question);
+        } else {
+            terminal::out_prompt(question);
+        }
         let mut answer = String::new();
         std::io::stdin().read_line(&mut answer).map_err(|e| CliError::io(format!("reading the answer failed: {e}")))?;
         if !matches!(answer.trim(), "y" | "Y" | "yes") {
