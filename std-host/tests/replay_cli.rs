@@ -92,8 +92,15 @@ fn run_record_then_replay_is_identical_and_an_edit_is_named() {
     bytes.truncate(bytes.len() / 2);
     std::fs::write(&trace, bytes).unwrap();
     let out = tdm_in(&ws, &["replay", &trace.display().to_string()], None);
-    assert!(matches!(out.status.code(), Some(1 | 2)), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "a trace that cannot be read (README): {}", text(&out));
     assert!(text(&out).contains("truncated"), "{}", text(&out));
+    let out = tdm_in(&ws, &["replay", &trace.display().to_string(), "--show"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    std::fs::write(&trace, b"not a trace at all").unwrap();
+    let out = tdm_in(&ws, &["replay", &trace.display().to_string(), "--json"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(error["status"], "error", "{error}");
 }
 
 #[test]

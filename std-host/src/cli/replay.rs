@@ -66,7 +66,10 @@ fn error(e: TraceFileError) -> CliError {
             CliError::refused(e.to_string())
                 .hint(format!("if you trust the trace, pass --max-memory {value} to allow its memory limit"))
         }
-        TraceFileError::Trace(..) | TraceFileError::AboveCeiling(..) => CliError::refused(e.to_string()),
+        // A trace that cannot be read (truncated, not a trace, another format version): exit 2,
+        // as README says, like a file that cannot be read.
+        TraceFileError::Trace(..) => CliError::usage(e.to_string()),
+        TraceFileError::AboveCeiling(..) => CliError::refused(e.to_string()),
         other => CliError::io(other.to_string()),
     }
 }
