@@ -123,3 +123,16 @@ fn approve_json_without_a_terminal_prints_only_the_error_document_on_stdout() {
     assert_eq!(error["status"], "error", "{error}");
     assert!(stderr(&out).contains("permissions:"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_hub_folder_or_package_that_is_not_there_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["hub", "list", "--hub", "/nonexistent-hub", "--json"],
+        vec!["install", "echo", "--hub", "/nonexistent-hub", "--json"],
+    ] {
+        let out = tdm(dir.path(), &args, b"");
+        assert_eq!(out.status.code(), Some(2), "exit 2 like any path that cannot be read: {args:?}: {}", text(&out));
+        assert_eq!(json(&out)["error"], "usage", "{args:?}");
+    }
+}

@@ -145,6 +145,11 @@ impl From<OperatorError> for CliError {
             | OperatorError::Copy(CopyError::Io(..))
             | OperatorError::Workspace(WorkspaceError::Io(..) | WorkspaceError::CorruptState(..))
             | OperatorError::Package(PackageError::Io(..) | PackageError::File(FileError::Io { .. })) => ErrorKind::Io,
+            // A hub folder or package file that is not there is a path typed wrong, as for
+            // every other file tdm is given (exit 2), not a refusal.
+            OperatorError::Package(PackageError::File(FileError::NotFound { .. } | FileError::NotAFile { .. })) => {
+                ErrorKind::Usage
+            }
             _ => ErrorKind::Refused,
         };
         let error = Self { kind, message: e.to_string(), hint: None, detail: Vec::new() };
