@@ -38,6 +38,8 @@ pub struct Context {
     pub is_command: bool,
     /// The run was cancelled by Ctrl-C (it ends as `deadline_exceeded`).
     pub cancelled: bool,
+    /// The module is WebAssembly text that does not compile (its error names FILE:LINE:COL).
+    pub wat: bool,
     /// An installed plugin was asked for an intent its plugin.toml does not declare (refused as
     /// `not_approved` before anything ran: the approval covers the declared intents only).
     pub undeclared: bool,
@@ -48,6 +50,9 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
     let installed = front.installed();
     let mib = |bytes: u64| bytes / (1024 * 1024);
     let hint = match failure.reason {
+        BlockedReason::InvalidModule if context.wat => {
+            "Fix the WebAssembly text at the line and column the error names (tdm reads .wat files directly).".into()
+        }
         BlockedReason::NotApproved if context.undeclared => match front {
             Front::ReplInstalled => "Run one of the declared intents (:intents lists them).".into(),
             _ => "Call one of the declared intents (`tdm workspace status` lists them); a new intent needs a version that declares it, approved with `tdm approve ID`.".into(),

@@ -185,6 +185,10 @@ fn a_wat_error_shows_file_line_column_and_the_line_with_one_exit_code() {
         assert!(err.contains(&format!("tdm: error: {bad}:3:9: ")), "{args:?}: {err}");
         assert!(err.contains("  3 |   (func oops)\n") && err.contains("    |         ^\n"), "{args:?}: {err}");
     }
+    // The outcome's hint is about the text, not about rebuilding a binary.
+    let outcome = json(&tdm(dir.path(), &["run", &bad, "x"], b""));
+    let hint = outcome["recoveryHint"].as_str().unwrap();
+    assert!(hint.contains("line and column") && !hint.contains("Rebuild"), "{outcome}");
     let out = tdm(dir.path(), &["exec", &bad], b"");
     assert_eq!(out.status.code(), Some(125), "exec keeps its own code for a module rejected at load");
     assert!(stderr(&out).contains(&format!("{bad}:3:9: ")), "{}", stderr(&out));

@@ -154,7 +154,8 @@ impl SessionError {
     pub fn outcome_json(&self, front: Front) -> Option<String> {
         let failure = self.failure()?;
         let is_command = matches!(self, Self::Load { is_command: true, .. });
-        let context = hints::Context { at_load: true, is_command, ..hints::Context::default() };
+        let wat = matches!(self, Self::Wat(_));
+        let context = hints::Context { at_load: true, is_command, wat, ..hints::Context::default() };
         Some(hints::outcome_json(&Outcome::from_failure(failure), front, context).into_owned())
     }
 }
