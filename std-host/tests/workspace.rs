@@ -203,8 +203,17 @@ fn status_shows_a_stale_approval_when_the_module_changes_on_disk() {
     let ws = ws.path();
     tdm(ws, &["install", "s", "--hub", &hub.path()]);
     tdm(ws, &["approve", "s", "--yes"]);
+    let before = status(ws);
+    assert!(before["plugins"][0]["limits"]["fuelPerIntent"].is_u64(), "{before}");
     std::fs::write(ws.join("packages/s/1.0.0/dist/plugin.wat"), MARKED.replace("ok", "ko")).unwrap();
     assert_eq!(state_of(ws, "s"), "stale approval");
+    // The package no longer verifies: no limits or intents are shown for it (never the
+    // defaults, which could read as more than was approved).
+    let after = status(ws);
+    assert!(after["plugins"][0]["limits"].is_null() && after["plugins"][0]["intents"].is_null(), "{after}");
+    let table = String::from_utf8_lossy(&tdm(ws, &["workspace", "status"]).stdout).into_owned();
+    assert!(table.contains("stale approval"), "{table}");
+    assert!(!table.contains("fuel=2000000000"), "{table}");
     let (out, outcome) = call(ws, "s");
     assert_eq!(outcome["blockedReason"], "not_approved");
     assert!(!text(&out).contains("MARKER"));
@@ -332,11 +341,12 @@ fn a_process_killed_while_writing_never_leaves_a_corrupt_state() {
 }
 
 #[test]
-fn call_of_an_unknown_plugin_is_not_approved() {
+fn call_of_an_unknown_plugin_runs_nothing_and_says_it_is_not_installed() {
     let ws = tempfile::tempdir().unwrap();
     let (out, outcome) = call(ws.path(), "ghost");
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(outcome["blockedReason"], "not_approved");
+    assert!(outcome.is_null(), "no outcome: nothing ran");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no plugin `ghost` is installed"));
     let _ = PathBuf::new();
 }
 

@@ -47,7 +47,9 @@ fn names(row: &Value, key: &str) -> String {
         .as_array()
         .map(|a| a.iter().filter_map(|v| v.as_str().or_else(|| v["name"].as_str())).collect())
         .unwrap_or_default();
-    if items.is_empty() {
+    if row[key].is_null() {
+        "?".to_string()
+    } else if items.is_empty() {
         "-".to_string()
     } else {
         items.join(",")
@@ -65,11 +67,19 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, CliError> {
         let files = operator::read_installed(&workspace, plugin).ok();
         let plugin_state = operator::state_on_disk(plugin, files.as_ref());
         let package = files.and_then(|f| Package::verify(f).ok());
-        let policy = package.as_ref().map(Package::policy).unwrap_or_default();
-        let intents: Vec<Value> = package
-            .as_ref()
-            .map(|p| p.manifest.intents.iter().map(|i| json!({"name": i.name, "description": i.description})).collect())
-            .unwrap_or_default();
+        // A package that no longer reads or verifies has no limits or intents to show: null
+        // (`?` in the table), never the defaults, which could read as more than was approved.
+        let limits = package.as_ref().map_or(Value::Null, |p| {
+            let policy = p.policy();
+            json!({
+                "maxMemoryBytes": policy.max_memory_bytes,
+                "fuelPerIntent": policy.fuel_per_intent,
+                "timeoutMs": policy.timeout_ms,
+            })
+        });
+        let intents = package.as_ref().map_or(Value::Null, |p| {
+            p.manifest.intents.iter().map(|i| json!({"name": i.name, "description": i.description})).collect()
+        });
         let granted: Vec<String> = match plugin_state {
             PluginState::Approved => plugin.approval.as_ref().map(|a| a.permissions.clone()).unwrap_or_default(),
             _ => Vec::new(),
@@ -84,11 +94,7 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, CliError> {
             "requested": plugin.requested,
             "granted": granted,
             "price": plugin.price,
-            "limits": {
-                "maxMemoryBytes": policy.max_memory_bytes,
-                "fuelPerIntent": policy.fuel_per_intent,
-                "timeoutMs": policy.timeout_ms,
-            },
+            "limits": limits,
             "lastCall": plugin.last_call.as_ref().map(|c| json!({
                 "method": c.method,
                 "status": c.status,
@@ -115,12 +121,15 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, CliError> {
     let mut table =
         Table::new(&["ID", "VERSION", "HASH", "STATE", "INTENTS", "REQUESTED", "GRANTED", "LIMITS", "LAST CALL"]);
     for row in &rows {
-        let limits = format!(
-            "{} fuel={} {}ms",
-            format_size(row["limits"]["maxMemoryBytes"].as_u64().unwrap_or(0)),
-            row["limits"]["fuelPerIntent"],
-            row["limits"]["timeoutMs"]
-        );
+        let limits = match &row["limits"] {
+            Value::Null => "?".to_string(),
+            limits => format!(
+                "{} fuel={} {}ms",
+                format_size(limits["maxMemoryBytes"].as_u64().unwrap_or(0)),
+                limits["fuelPerIntent"],
+                limits["timeoutMs"]
+            ),
+        };
         let last = match &row["lastCall"] {
             Value::Null => "-".to_string(),
             c => format!(
