@@ -125,8 +125,7 @@ pub fn module_for(
     let (bytes, shown) = match (given, named.strip_prefix(INSTALLED_PREFIX)) {
         (Some(path), _) => (read(path)?, path.display().to_string()),
         (None, Some(id)) => {
-            let workspace =
-                Workspace::open(workspace.to_path_buf()).map_err(|e| TraceFileError::Module(e.to_string()))?;
+            let workspace = Workspace::existing(workspace.to_path_buf());
             let (_, package) = operator::installed_package(&workspace, id)
                 .map_err(|e| TraceFileError::Module(format!("the trace names installed plugin `{id}`: {e}")))?;
             (package.module, format!("installed plugin `{id}`"))

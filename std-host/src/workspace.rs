@@ -266,7 +266,14 @@ pub fn now_ms() -> u64 {
 }
 
 impl Workspace {
-    /// The workspace at `dir`, created if missing.
+    /// The workspace at `dir` as it is, for commands that only read it or change a plugin that
+    /// must already be installed: nothing is created (a missing folder reads as an empty
+    /// workspace, so a mistyped `--workspace` leaves no folder behind).
+    pub fn existing(dir: PathBuf) -> Self {
+        Self { dir }
+    }
+
+    /// The workspace at `dir`, created if missing (`tdm install`).
     pub fn open(dir: PathBuf) -> Result<Self, WorkspaceError> {
         std::fs::create_dir_all(dir.join(PACKAGES_DIR)).map_err(|e| WorkspaceError::Io(dir.clone(), e))?;
         Ok(Self { dir })
@@ -297,6 +304,33 @@ impl Workspace {
     /// processes never interleave; a process killed at any point leaves the old or the new
     /// state, never a half-written one. A state that does not parse is never overwritten.
     pub fn update<T>(&self, change: impl FnOnce(&mut State) -> Result<T, WorkspaceError>) -> Result<T, WorkspaceError> {
+        let fresh = !self.dir.is_dir();
+        if fresh {
+            // No workspace yet: nothing is installed, so a change to a plugin fails (`not
+            // installed`) before any folder is created for it.
+            let mut state = State { version: 1, plugins: BTreeMap::new() };
+            let result = change(&mut state)?;
+            Self::open(self.dir.clone())?;
+            let _lock = self.lock()?;
+            if self.state_path().exists() {
+                return Err(WorkspaceError::Io(
+                    self.dir.clone(),
+                    std::io::Error::other("another tdm created this workspace meanwhile; run the command again"),
+                ));
+            }
+            self.write_state(&state)?;
+            return Ok(result);
+        }
+        let lock = self.lock()?;
+        let mut state = self.read_state()?;
+        let result = change(&mut state)?;
+        self.write_state(&state)?;
+        drop(lock);
+        Ok(result)
+    }
+
+    /// Takes the workspace lock (waiting for another tdm process that holds it).
+    fn lock(&self) -> Result<std::fs::File, WorkspaceError> {
         let lock_path = self.dir.join(LOCK_FILE);
         // Opened non-blocking (a FIFO planted here fails, never waits); `lock` still waits for
         // another tdm process, as it should.
@@ -306,11 +340,7 @@ impl Workspace {
             .open(&lock_path)
             .map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
         lock.lock().map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
-        let mut state = self.read_state()?;
-        let result = change(&mut state)?;
-        self.write_state(&state)?;
-        drop(lock);
-        Ok(result)
+        Ok(lock)
     }
 
     fn write_state(&self, state: &State) -> Result<(), WorkspaceError> {

@@ -381,3 +381,21 @@ fn the_repl_runs_an_approved_plugin_from_piped_stdin() {
     assert_eq!(lines[1]["intents"][0]["name"], "ping", "intents from plugin.toml are listed");
     assert_eq!(lines[1]["intents"][0]["description"], "answers ok");
 }
+
+#[test]
+fn commands_that_only_read_a_workspace_never_create_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("typo-dir");
+    for args in [
+        vec!["workspace", "status"],
+        vec!["workspace", "status", "--json"],
+        vec!["call", "ghost", "ping"],
+        vec!["approve", "ghost", "--yes"],
+        vec!["revoke", "ghost"],
+        vec!["uninstall", "ghost"],
+    ] {
+        let out = tdm(&typo, &args);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{args:?}: {out:?}");
+        assert!(!typo.exists(), "{args:?} created the workspace folder");
+    }
+}

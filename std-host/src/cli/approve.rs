@@ -42,7 +42,7 @@ pub struct IdArgs {
 }
 
 fn open(ws: &WorkspaceArg) -> Result<Workspace, CliError> {
-    Ok(Workspace::open(workspace_dir(ws.workspace.as_deref()))?)
+    Ok(Workspace::existing(workspace_dir(ws.workspace.as_deref())))
 }
 
 /// The limits an approval shows, on one line.

@@ -59,7 +59,7 @@ fn repl(args: &ReplArgs, global: &GlobalArgs) -> Result<u8, CliError> {
                 .hint("give the path of a .wasm or .wat module, or the id of an installed plugin"))
         }
         Target::Installed | Target::Unknown => {
-            let workspace = Workspace::open(workspace_dir(workspace_flag))?;
+            let workspace = Workspace::existing(workspace_dir(workspace_flag));
             Session::open_installed(&workspace, &args.target, options).map(|s| (s, Front::ReplInstalled))
         }
     };

@@ -147,9 +147,7 @@ impl From<OperatorError> for CliError {
             | OperatorError::Package(PackageError::Io(..) | PackageError::File(FileError::Io { .. })) => ErrorKind::Io,
             // A hub folder or package file that is not there is a path typed wrong, as for
             // every other file tdm is given (exit 2), not a refusal.
-            OperatorError::Package(PackageError::File(FileError::NotFound { .. } | FileError::NotAFile { .. })) => {
-                ErrorKind::Usage
-            }
+            OperatorError::Package(PackageError::File(FileError::NotFound { .. })) => ErrorKind::Usage,
             _ => ErrorKind::Refused,
         };
         let error = Self { kind, message: e.to_string(), hint: None, detail: Vec::new() };

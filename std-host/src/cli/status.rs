@@ -57,7 +57,7 @@ fn names(row: &Value, key: &str) -> String {
 }
 
 fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, CliError> {
-    let workspace = Workspace::open(workspace_dir(ws.workspace.as_deref()))?;
+    let workspace = Workspace::existing(workspace_dir(ws.workspace.as_deref()));
     let state = workspace.read_state()?;
     let audit_path = workspace.dir.join(AUDIT_FILE);
     let audit_bytes = std::fs::metadata(&audit_path).map_or(0, |m| m.len());
