@@ -75,6 +75,32 @@ pub fn write_trace(path: &Path, trace: &Trace) -> Result<(), TraceFileError> {
         .map_err(|e| TraceFileError::Write(path.to_path_buf(), e))
 }
 
+/// Checks, before anything runs, that a trace can be written at `path` (`--record`, `:record`),
+/// so a bad path is one error up front, not one after the outcome: its folder must exist, and
+/// `path` must be a writable regular file or a name that can be made there. A FIFO, a device or
+/// a socket is refused from its metadata, never opened; a new name is made and removed again.
+pub fn check_trace_path(path: &Path) -> Result<(), TraceFileError> {
+    let failed = |e: std::io::Error| TraceFileError::Write(path.to_path_buf(), e);
+    let refused = |why: String| failed(std::io::Error::other(why));
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(refused("it is a folder".into())),
+        Ok(meta) if !meta.is_file() => Err(refused("it is not a regular file (a FIFO, a device or a socket)".into())),
+        // Opened for writing without creating or truncating it: only the permission is tried.
+        Ok(_) => files::nonblocking_write().open(path).map(drop).map_err(failed),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !folder.is_dir() {
+                return Err(refused(format!("its folder {} does not exist", folder.display())));
+            }
+            let mut options = files::nonblocking_write();
+            options.create_new(true);
+            options.open(path).map_err(failed)?;
+            std::fs::remove_file(path).map_err(failed)
+        }
+        Err(e) => Err(failed(e)),
+    }
+}
+
 /// Reads and decodes the trace at `path`, at most [`MAX_TRACE_BYTES`].
 pub fn read_trace(path: &Path) -> Result<Trace, TraceFileError> {
     let bytes = files::read_limited(path, MAX_TRACE_BYTES as u64).map_err(TraceFileError::File)?;

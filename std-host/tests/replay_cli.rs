@@ -118,18 +118,23 @@ fn the_repl_records_between_record_and_stop() {
     assert!(text(&out).contains("replayed 1 intents: identical"), "{}", text(&out));
 }
 
-#[test]
-fn call_records_an_installed_plugin_and_replay_finds_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
+/// Installs and approves the hub's echo plugin in `ws`.
+fn install_echo(ws: &Path) {
     let hub = repo().join("examples/hub").display().to_string();
     let ws_arg = ws.display().to_string();
     for args in [vec!["install", "echo", "--hub", &hub], vec!["approve", "echo", "--yes"]] {
         let mut all = args.clone();
         all.extend(["--workspace", &ws_arg]);
-        let out = tdm_in(&ws, &all, None);
+        let out = tdm_in(ws, &all, None);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     }
+}
+
+#[test]
+fn call_records_an_installed_plugin_and_replay_finds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    install_echo(&ws);
     let trace = dir.path().join("call.trace").display().to_string();
     let out = tdm_in(&ws, &["call", "echo", "greet", "--params", r#"{"name":"Ada"}"#, "--record", &trace], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -238,6 +243,9 @@ const TABLE_GROW: &str = r#"(module
     (drop (table.grow (ref.null func) (i32.const 2000000000)))
     i32.const 0))"#;
 
+/// A change made to a trace's policy record.
+type Forge = fn(&mut contour_core::trace::PolicyRecord);
+
 #[test]
 fn a_forged_trace_naming_limits_above_the_hosts_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
@@ -255,7 +263,7 @@ fn a_forged_trace_naming_limits_above_the_hosts_is_refused_before_anything_runs(
     // Each forgery would make the replay allocate or run what `tdm run` never allows: a table of
     // 4e9 elements (about 32 GB), a start function run in one piece for u64::MAX fuel, a fuel
     // slice that never reaches the stop check.
-    let forgeries: [(&str, fn(&mut contour_core::trace::PolicyRecord)); 3] = [
+    let forgeries: [(&str, Forge); 3] = [
         ("max_table_elements", |p| p.max_table_elements = 4_000_000_000),
         ("start_fuel", |p| p.start_fuel = u64::MAX),
         ("fuel_slice", |p| p.fuel_slice = u64::MAX),
@@ -279,4 +287,49 @@ fn a_forged_trace_naming_limits_above_the_hosts_is_refused_before_anything_runs(
     let allowed = tdm_in(&ws, &["replay", &trace_arg, "--max-memory", "1GiB"], None);
     // The recorded run had 64 MiB: the module loads, its intent replays the same outcome.
     assert_eq!(allowed.status.code(), Some(0), "{}", text(&allowed));
+}
+
+#[test]
+fn a_record_path_that_cannot_be_written_is_one_error_before_the_plugin_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    install_echo(&ws);
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let missing = dir.path().join("missing/x.trace").display().to_string();
+    let (folder, fifo) = (dir.path().display().to_string(), fifo.display().to_string());
+    let echo = echo();
+    let runs: [(&[&str], &str, &str); 4] = [
+        (&["run", &echo, "greet"], &missing, "does not exist"),
+        (&["call", "echo", "greet"], &missing, "does not exist"),
+        (&["run", &echo, "greet"], &folder, "it is a folder"),
+        // Refused from its metadata: opening a FIFO with no reader could block.
+        (&["run", &echo, "greet"], &fifo, "not a regular file"),
+    ];
+    for (command, record, why) in runs {
+        let mut args = command.to_vec();
+        args.extend(["--record", record, "--json"]);
+        let out = tdm_in(&ws, &args, None);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert_eq!(stdout.lines().count(), 1, "one JSON document, not an outcome and an error: {stdout}");
+        let error: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!((&error["status"], &error["error"]), (&Value::from("error"), &Value::from("io")), "{error}");
+        assert!(error["message"].as_str().unwrap().contains(why), "{args:?}: {error}");
+        assert!(!text(&out).contains("[plugin stdout]"), "the plugin must not run: {}", text(&out));
+    }
+    assert!(!Path::new(&missing).exists() && !dir.path().join("missing").exists());
+    // The REPL refuses `:record` at once, not at `:stop` after the session's intents ran.
+    let entries = format!(":record {missing}\ngreet\n:stop\n");
+    let out = tdm_in(&ws, &["repl", &echo], Some(&entries));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3, "{}", text(&out));
+    assert_eq!(lines[0]["status"], "error", "{}", text(&out));
+    assert!(lines[0]["message"].as_str().unwrap().contains("does not exist"), "{}", text(&out));
+    assert_eq!(lines[1]["status"], "completed");
+    assert!(lines[2]["message"].as_str().unwrap().contains("not recording"), "{}", text(&out));
+    assert!(!text(&out).contains("recording was lost"), "{}", text(&out));
 }

@@ -129,6 +129,10 @@ impl Repl {
             return Ok(Err(format!("already recording into {} (:stop first)", current.display())));
         }
         let path = std::path::PathBuf::from(path);
+        // Said now, not at :stop when the session's intents are already run.
+        if let Err(e) = crate::traces::check_trace_path(&path) {
+            return Ok(Err(format!("cannot record: {e}")));
+        }
         if let Err(e) = self.sandbox() {
             return Ok(Err(format!("cannot record: {e}")));
         }
