@@ -333,3 +333,60 @@ fn a_record_path_that_cannot_be_written_is_one_error_before_the_plugin_runs() {
     assert!(lines[2]["message"].as_str().unwrap().contains("not recording"), "{}", text(&out));
     assert!(!text(&out).contains("recording was lost"), "{}", text(&out));
 }
+
+/// `tdm ARGS` run in the folder `cwd`, stdin empty.
+fn tdm_at(cwd: &Path, workspace: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tdm"))
+        .args(args)
+        .current_dir(cwd)
+        .env("TDM_WORKSPACE", workspace)
+        .stdin(Stdio::null())
+        .output()
+        .expect("tdm runs")
+}
+
+#[test]
+fn a_trace_recorded_in_another_folder_finds_its_module_from_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::copy(echo(), sub.join("e.wat")).unwrap();
+    let out = tdm_at(&sub, &ws, &["run", "e.wat", "greet", "--record", "../rel.trace", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let trace = dir.path().join("rel.trace");
+    let recorded = contour_core::trace::Trace::decode(&std::fs::read(&trace).unwrap()).unwrap();
+    assert_eq!(recorded.header.module, "sub/e.wat", "the path from the trace's folder");
+    // From the trace's folder, from the recording folder and from a third one.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    for (cwd, trace_arg) in
+        [(dir.path(), "rel.trace"), (sub.as_path(), "../rel.trace"), (other.as_path(), "../rel.trace")]
+    {
+        let out = tdm_at(cwd, &ws, &["replay", trace_arg, "--json"]);
+        assert_eq!(out.status.code(), Some(0), "from {}: {}", cwd.display(), text(&out));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!((&report["identical"], &report["moduleIsRecorded"]), (&Value::from(true), &Value::from(true)));
+    }
+    // A trace of before, holding the path as typed in the recording folder, still replays from
+    // there, even with another module of that name beside the trace: the recorded hash decides.
+    let mut old = recorded.clone();
+    old.header.module = "e.wat".into();
+    std::fs::write(&trace, old.encode().unwrap()).unwrap();
+    std::fs::write(dir.path().join("e.wat"), RANDOM).unwrap();
+    let out = tdm_at(&sub, &ws, &["replay", "../rel.trace", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((&report["identical"], &report["module"]), (&Value::from(true), &Value::from("e.wat")), "{report}");
+    // A module found nowhere: the error says where it looked and how to name it.
+    let out = tdm_at(dir.path(), &ws, &["replay", "rel.trace", "--json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let error: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert_eq!(out.status.code(), Some(1), "the e.wat beside the trace is not the recorded one: {error}");
+    std::fs::remove_file(dir.path().join("e.wat")).unwrap();
+    let out = tdm_at(&other, &ws, &["replay", "../rel.trace", "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(error["message"].as_str().unwrap().contains("cannot read e.wat: no such file"), "{error}");
+    assert!(error["hint"].as_str().unwrap().contains("--plugin PATH"), "{error}");
+}

@@ -177,7 +177,7 @@ pub fn start_recording(
     record: Option<&std::path::Path>,
 ) -> Result<(), CliError> {
     match record {
-        Some(_) => session.start_recording(sandbox).map_err(|e| CliError::usage(format!("--record: {e}"))),
+        Some(path) => session.start_recording(sandbox, path).map_err(|e| CliError::usage(format!("--record: {e}"))),
         None => Ok(()),
     }
 }

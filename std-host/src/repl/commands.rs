@@ -137,7 +137,7 @@ impl Repl {
             return Ok(Err(format!("cannot record: {e}")));
         }
         let started = match self.sandbox.as_mut() {
-            Some(sandbox) => self.session.start_recording(sandbox).map_err(|e| e.to_string()),
+            Some(sandbox) => self.session.start_recording(sandbox, &path).map_err(|e| e.to_string()),
             None => Err("no sandbox".to_string()),
         };
         if let Err(why) = started {
