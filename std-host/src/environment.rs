@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How long a cancellable sleep waits between looks at its [`Cancel`] flag.
-const CANCEL_POLL: Duration = Duration::from_millis(20);
+pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 /// A flag that cancels the run in progress (shared with a signal handler).
 #[derive(Debug, Clone, Default)]
@@ -50,12 +50,20 @@ impl Cancel {
     /// is still set ends the process at once with exit code 130, for a run stuck where no check
     /// comes. Fails when the handlers cannot be installed (Ctrl-C then ends the process).
     pub fn on_sigint() -> std::io::Result<Self> {
-        use signal_hook::consts::SIGINT;
         let cancel = Self::new();
-        // The shutdown is registered first, so it sees the flag before the second handler sets it.
-        signal_hook::flag::register_conditional_shutdown(SIGINT, SECOND_SIGINT_EXIT, cancel.flag())?;
-        signal_hook::flag::register(SIGINT, cancel.flag())?;
+        cancel.watch_sigint()?;
         Ok(cancel)
+    }
+
+    /// Makes SIGINT set this flag, as [`Cancel::on_sigint`] does for a new one: a second SIGINT
+    /// while the flag is still set ends the process at once with exit code 130. The piped REPL
+    /// uses it on its session's flag.
+    pub fn watch_sigint(&self) -> std::io::Result<()> {
+        use signal_hook::consts::SIGINT;
+        // The shutdown is registered first, so it sees the flag before the second handler sets it.
+        signal_hook::flag::register_conditional_shutdown(SIGINT, SECOND_SIGINT_EXIT, self.flag())?;
+        signal_hook::flag::register(SIGINT, self.flag())?;
+        Ok(())
     }
 }
 

@@ -34,6 +34,14 @@ pub enum TraceFileError {
     AboveCeiling(PathBuf, PolicyError),
     /// The module the trace names (or the one given) cannot be read.
     Module(String),
+    /// No file is where the trace's module path leads, from the trace's folder or the working
+    /// folder.
+    ModuleNotFound {
+        /// The path the trace holds.
+        named: String,
+        /// Where it was looked for.
+        tried: Vec<PathBuf>,
+    },
     /// The module found is not the one the trace recorded, and none was given on purpose.
     NotTheRecordedModule {
         /// Where it was found.
@@ -53,6 +61,10 @@ impl fmt::Display for TraceFileError {
             Self::Write(path, e) => write!(f, "cannot write the trace {}: {e}", path.display()),
             Self::AboveCeiling(path, e) => write!(f, "{}: the trace's {e}", path.display()),
             Self::Module(why) => f.write_str(why),
+            Self::ModuleNotFound { named, tried } => {
+                let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+                write!(f, "cannot read {named}: no such file (looked for {})", tried.join(" and "))
+            }
             Self::NotTheRecordedModule { module, recorded, found } => write!(
                 f,
                 "{module} is not the module the trace recorded (sha256 {found}, the trace has {recorded}); \
@@ -73,6 +85,32 @@ pub fn write_trace(path: &Path, trace: &Trace) -> Result<(), TraceFileError> {
         .open(path)
         .and_then(|mut file| file.write_all(&bytes))
         .map_err(|e| TraceFileError::Write(path.to_path_buf(), e))
+}
+
+/// Checks, before anything runs, that a trace can be written at `path` (`--record`, `:record`),
+/// so a bad path is one error up front, not one after the outcome: its folder must exist, and
+/// `path` must be a writable regular file or a name that can be made there. A FIFO, a device or
+/// a socket is refused from its metadata, never opened; a new name is made and removed again.
+pub fn check_trace_path(path: &Path) -> Result<(), TraceFileError> {
+    let failed = |e: std::io::Error| TraceFileError::Write(path.to_path_buf(), e);
+    let refused = |why: String| failed(std::io::Error::other(why));
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(refused("it is a folder".into())),
+        Ok(meta) if !meta.is_file() => Err(refused("it is not a regular file (a FIFO, a device or a socket)".into())),
+        // Opened for writing without creating or truncating it: only the permission is tried.
+        Ok(_) => files::nonblocking_write().open(path).map(drop).map_err(failed),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !folder.is_dir() {
+                return Err(refused(format!("its folder {} does not exist", folder.display())));
+            }
+            let mut options = files::nonblocking_write();
+            options.create_new(true);
+            options.open(path).map_err(failed)?;
+            std::fs::remove_file(path).map_err(failed)
+        }
+        Err(e) => Err(failed(e)),
+    }
 }
 
 /// Reads and decodes the trace at `path`, at most [`MAX_TRACE_BYTES`].
@@ -106,10 +144,49 @@ pub fn trace_policy(trace: &Trace, trace_path: &Path, ceiling: &Policy) -> Resul
     Ok(policy)
 }
 
+/// How a trace written to `trace` names the module file `module`: its path from the trace's
+/// folder (both made absolute from the working folder, the folders' symlinks resolved), so the
+/// trace replays from any working folder and moves along with its module; `module` as given
+/// when that cannot be worked out (not a file, a folder that cannot be resolved, no common
+/// root, a path that is not UTF-8).
+pub fn module_label(module: &Path, trace: &Path) -> String {
+    module_from_trace_folder(module, trace)
+        .and_then(|relative| relative.to_str().map(str::to_string))
+        .unwrap_or_else(|| module.display().to_string())
+}
+
+fn module_from_trace_folder(module: &Path, trace: &Path) -> Option<PathBuf> {
+    if !module.is_file() {
+        return None;
+    }
+    let folder = |path: &Path| {
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::canonicalize(parent).ok()
+    };
+    let module = folder(module)?.join(module.file_name()?);
+    relative_path(&folder(trace)?, &module)
+}
+
+/// `target` as a path from the folder `from`, both absolute and without `.` or `..`; `None`
+/// when they share no root (another drive).
+fn relative_path(from: &Path, target: &Path) -> Option<PathBuf> {
+    let from: Vec<_> = from.components().collect();
+    let target: Vec<_> = target.components().collect();
+    let common = from.iter().zip(&target).take_while(|(a, b)| a == b).count();
+    if common == 0 {
+        return None;
+    }
+    let mut relative: PathBuf = from[common..].iter().map(|_| std::path::Component::ParentDir).collect();
+    relative.extend(&target[common..]);
+    Some(relative)
+}
+
 /// Finds the module to replay `trace` (read from `trace_path`) with: `given` when the user
-/// passed `--plugin`, else what the trace names (an installed plugin, or a file relative to the
-/// working folder or to the trace's own). A module whose hash differs from the trace's is an
-/// error unless it was given. `policy` is the trace's, from [`trace_policy`].
+/// passed `--plugin`, else what the trace names (an installed plugin, or a file: its path is
+/// taken from the trace's folder, where tdm records it from, and from the working folder, for
+/// traces that hold it as it was typed; of the files found the first with the recorded hash
+/// wins). A module whose hash differs from the trace's is an error unless it was given.
+/// `policy` is the trace's, from [`trace_policy`].
 pub fn module_for(
     trace: &Trace,
     trace_path: &Path,
@@ -131,13 +208,29 @@ pub fn module_for(
             (package.module, format!("installed plugin `{id}`"))
         }
         (None, None) => {
+            let mut tried: Vec<PathBuf> = trace_path.parent().map(|dir| dir.join(named)).into_iter().collect();
             let as_named = PathBuf::from(named);
-            let beside = trace_path.parent().map(|dir| dir.join(named));
-            let path = match beside {
-                Some(beside) if !as_named.exists() && beside.exists() => beside,
-                _ => as_named,
-            };
-            (read(&path)?, path.display().to_string())
+            if !tried.contains(&as_named) {
+                tried.push(as_named);
+            }
+            let (mut other, mut failed) = (None, None);
+            let mut recorded = None;
+            for path in tried.iter().filter(|path| path.exists()) {
+                match read(path) {
+                    Ok(bytes) if trace::sha256(&bytes) == trace.header.module_sha256 => {
+                        recorded = Some((bytes, path.display().to_string()));
+                        break;
+                    }
+                    Ok(bytes) => {
+                        other = other.or(Some((bytes, path.display().to_string())));
+                    }
+                    Err(e) => failed = failed.or(Some(e)),
+                }
+            }
+            match recorded.or(other) {
+                Some(found) => found,
+                None => return Err(failed.unwrap_or(TraceFileError::ModuleNotFound { named: named.clone(), tried })),
+            }
         }
     };
     let found = trace::sha256(&bytes);
@@ -263,4 +356,20 @@ pub fn show(trace: &Trace) -> Vec<String> {
         lines.push(format!("  response: {}", files::truncated(&String::from_utf8_lossy(&intent.response), 400)));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_path;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn a_module_path_is_written_from_the_trace_folder() {
+        let from = |dir: &str, target: &str| relative_path(Path::new(dir), Path::new(target));
+        assert_eq!(from("/w", "/w/sub/e.wat"), Some(PathBuf::from("sub/e.wat")));
+        assert_eq!(from("/w/traces", "/w/sub/e.wat"), Some(PathBuf::from("../sub/e.wat")));
+        assert_eq!(from("/w/a/b", "/w/e.wat"), Some(PathBuf::from("../../e.wat")));
+        assert_eq!(from("/", "/e.wat"), Some(PathBuf::from("e.wat")));
+        assert_eq!(from("/w/sub", "/w/sub/e.wat"), Some(PathBuf::from("e.wat")));
+    }
 }

@@ -1,16 +1,20 @@
 //! SIGINT during a long intent, through the built `tdm`: `tdm run` and `tdm call` stop the
 //! intent, print its cancelled outcome and exit 1 like any failed intent (an exit code, not a
 //! death by signal); `tdm exec` stops the command, reports it and exits 130 (tdm's own exit,
-//! what a shell shows for Ctrl-C); `tdm repl` on a terminal stops the intent, the prompt comes back and the
-//! next entries work. The signal is sent to the process alone (`kill -INT PID`), not through
-//! the terminal, so what is proven is tdm's handler. The intents loop forever; `run` and the
-//! REPL under a deadline and a budget far past the test's patience, so only the signal can end
-//! them, and the outcome must say it was cancelled (not a deadline or the budget).
+//! what a shell shows for Ctrl-C); `tdm repl` on a terminal stops the intent, the prompt comes
+//! back and the next entries work; piped (no terminal) it stops the intent, whose line is the
+//! cancelled outcome, and the next lines run, and a SIGINT while it waits for input ends the
+//! session as the end of the input does, writing a `:record` in progress. The signal is sent to
+//! the process alone (`kill -INT PID`), not through the terminal, so what is proven is tdm's
+//! handler. The intents loop forever; `run` and the REPL under a deadline and a budget far past
+//! the test's patience, so only the signal can end them, and the outcome must say it was
+//! cancelled (not a deadline or the budget).
 
 #[path = "support/tdm.rs"]
 mod support;
 
 use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -124,17 +128,101 @@ fn sigint_stops_the_intent_of_tdm_call_which_exits_with_its_outcome() {
     check_cancelled(code, &stdout, &stderr);
 }
 
-#[test]
-fn sigint_stops_the_intent_of_the_repl_and_the_prompt_comes_back() {
-    let dir = tempfile::tempdir().unwrap();
+/// The REPL's counter plugin with a `spin` intent that loops forever (its trap replaced by a
+/// loop), written in `dir`; its path.
+fn spinning_counter(dir: &Path) -> String {
     let counter = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/repl_counter.wat");
-    // `spin` loops forever: the counter with its trap replaced by a loop.
     let wat = std::fs::read_to_string(counter).unwrap();
     let spinning = wat
         .replace(r#""\"method\":\"trap\"""#, r#""\"method\":\"spin\"""#)
         .replace("(then (unreachable))", "(then (loop (br 0)))");
     assert!(spinning.contains("(loop (br 0))"));
-    let module = write(dir.path(), "counter.wat", spinning);
+    write(dir, "counter.wat", spinning)
+}
+
+/// `tdm repl MODULE` with stdin, stdout and stderr piped (the piped mode), under a deadline and
+/// a budget only the signal can end `spin` within.
+fn spawn_piped_repl(dir: &Path, module: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_tdm"))
+        .args(["repl", module, "--timeout", "600", "--fuel", "100_000_000_000_000"])
+        .env("TDM_WORKSPACE", dir.join("ws"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tdm starts")
+}
+
+fn parse_lines(stdout: &str) -> Vec<Value> {
+    stdout.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}"))).collect()
+}
+
+#[test]
+fn sigint_stops_the_intent_of_the_piped_repl_which_reads_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = spinning_counter(dir.path());
+    let mut child = spawn_piped_repl(dir.path(), &module);
+    // Both lines are in the pipe, and it is closed: after `spin` the REPL reads `count`, then
+    // the end of the input.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"spin\ncount\n").unwrap();
+    drop(stdin);
+    interrupt_when_spinning(&mut child);
+    let (code, stdout, stderr) = finish(child);
+    assert_eq!(code, Some(0), "the session ends at the end of the input (None: killed by the signal): {stderr}");
+    let lines = parse_lines(&stdout);
+    assert_eq!(lines.len(), 2, "one line per input line: {stdout}");
+    assert_eq!(lines[0]["status"], "failed", "{stdout}");
+    assert_eq!(lines[0]["blockedReason"], "deadline_exceeded", "{stdout}");
+    assert!(lines[0]["message"].as_str().unwrap().contains("cancelled (Ctrl-C)"), "{stdout}");
+    assert_eq!(lines[1]["status"], "completed", "{stdout}");
+    assert_eq!(lines[1]["output"]["count"], 1, "a fresh instance: {stdout}");
+    assert!(stderr.contains("line 1: fuel_used=") && stderr.contains(" cancelled"), "{stderr}");
+    assert!(!stderr.contains("interrupted"), "the signal was the intent's, not the wait's: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn sigint_while_the_piped_repl_waits_ends_the_session_and_writes_the_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = spinning_counter(dir.path());
+    let trace = dir.path().join("session.trace");
+    let mut child = spawn_piped_repl(dir.path(), &module);
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, ":record {}\ncount", trace.display()).unwrap();
+    // Both answers read: the REPL is waiting for the next line, stdin still open.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answers = String::new();
+    for _ in 0..2 {
+        stdout.read_line(&mut answers).unwrap();
+    }
+    let lines = parse_lines(&answers);
+    assert_eq!(lines[0]["status"], "ok", "{answers}");
+    assert_eq!(lines[1]["output"]["count"], 1, "{answers}");
+    // The handler is installed before the first line is read, so it is there by now.
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+    assert!(kill.success());
+    let (code, rest, stderr) = finish(child);
+    drop(stdin);
+    let mut after = String::new();
+    stdout.read_to_string(&mut after).unwrap();
+    assert_eq!(code, Some(0), "ended as at the end of the input (None: killed by the signal): {stderr}");
+    assert!(rest.is_empty() && after.is_empty(), "no line without an entry: {after}");
+    assert!(stderr.contains("interrupted (SIGINT) while waiting for input"), "{stderr}");
+    assert!(stderr.contains("recorded 1 intent(s)"), "{stderr}");
+    let replayed = Command::new(env!("CARGO_BIN_EXE_tdm"))
+        .args(["replay", &trace.display().to_string(), "--json"])
+        .env("TDM_WORKSPACE", dir.path().join("ws"))
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    assert_eq!((report["intents"].as_u64(), report["identical"].as_bool()), (Some(1), Some(true)), "{report}");
+}
+
+#[test]
+fn sigint_stops_the_intent_of_the_repl_and_the_prompt_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = spinning_counter(dir.path());
     let mut command = Command::new(env!("CARGO_BIN_EXE_tdm"));
     command.args(["repl", &module, "--timeout", "600", "--fuel", "100_000_000_000_000"]);
     command.env("TDM_WORKSPACE", dir.path().join("ws")).env("TERM", "xterm");

@@ -125,18 +125,23 @@ fn the_repl_records_between_record_and_stop() {
     assert!(text(&out).contains("replayed 1 intents: identical"), "{}", text(&out));
 }
 
-#[test]
-fn call_records_an_installed_plugin_and_replay_finds_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
+/// Installs and approves the hub's echo plugin in `ws`.
+fn install_echo(ws: &Path) {
     let hub = repo().join("examples/hub").display().to_string();
     let ws_arg = ws.display().to_string();
     for args in [vec!["install", "echo", "--hub", &hub], vec!["approve", "echo", "--yes"]] {
         let mut all = args.clone();
         all.extend(["--workspace", &ws_arg]);
-        let out = tdm_in(&ws, &all, None);
+        let out = tdm_in(ws, &all, None);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     }
+}
+
+#[test]
+fn call_records_an_installed_plugin_and_replay_finds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    install_echo(&ws);
     let trace = dir.path().join("call.trace").display().to_string();
     let out = tdm_in(&ws, &["call", "echo", "greet", "--params", r#"{"name":"Ada"}"#, "--record", &trace], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -245,6 +250,9 @@ const TABLE_GROW: &str = r#"(module
     (drop (table.grow (ref.null func) (i32.const 2000000000)))
     i32.const 0))"#;
 
+/// A change made to a trace's policy record.
+type Forge = fn(&mut contour_core::trace::PolicyRecord);
+
 #[test]
 fn a_forged_trace_naming_limits_above_the_hosts_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
@@ -262,7 +270,6 @@ fn a_forged_trace_naming_limits_above_the_hosts_is_refused_before_anything_runs(
     // Each forgery would make the replay allocate or run what `tdm run` never allows: a table of
     // 4e9 elements (about 32 GB), a start function run in one piece for u64::MAX fuel, a fuel
     // slice that never reaches the stop check.
-    type Forge = fn(&mut contour_core::trace::PolicyRecord);
     let forgeries: [(&str, Forge); 3] = [
         ("max_table_elements", |p| p.max_table_elements = 4_000_000_000),
         ("start_fuel", |p| p.start_fuel = u64::MAX),
@@ -287,4 +294,106 @@ fn a_forged_trace_naming_limits_above_the_hosts_is_refused_before_anything_runs(
     let allowed = tdm_in(&ws, &["replay", &trace_arg, "--max-memory", "1GiB"], None);
     // The recorded run had 64 MiB: the module loads, its intent replays the same outcome.
     assert_eq!(allowed.status.code(), Some(0), "{}", text(&allowed));
+}
+
+#[test]
+fn a_record_path_that_cannot_be_written_is_one_error_before_the_plugin_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    install_echo(&ws);
+    let fifo = dir.path().join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let missing = dir.path().join("missing/x.trace").display().to_string();
+    let (folder, fifo) = (dir.path().display().to_string(), fifo.display().to_string());
+    let echo = echo();
+    let runs: [(&[&str], &str, &str); 4] = [
+        (&["run", &echo, "greet"], &missing, "does not exist"),
+        (&["call", "echo", "greet"], &missing, "does not exist"),
+        (&["run", &echo, "greet"], &folder, "it is a folder"),
+        // Refused from its metadata: opening a FIFO with no reader could block.
+        (&["run", &echo, "greet"], &fifo, "not a regular file"),
+    ];
+    for (command, record, why) in runs {
+        let mut args = command.to_vec();
+        args.extend(["--record", record, "--json"]);
+        let out = tdm_in(&ws, &args, None);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert_eq!(stdout.lines().count(), 1, "one JSON document, not an outcome and an error: {stdout}");
+        let error: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!((&error["status"], &error["error"]), (&Value::from("error"), &Value::from("io")), "{error}");
+        assert!(error["message"].as_str().unwrap().contains(why), "{args:?}: {error}");
+        assert!(!text(&out).contains("[plugin stdout]"), "the plugin must not run: {}", text(&out));
+    }
+    assert!(!Path::new(&missing).exists() && !dir.path().join("missing").exists());
+    // The REPL refuses `:record` at once, not at `:stop` after the session's intents ran.
+    let entries = format!(":record {missing}\ngreet\n:stop\n");
+    let out = tdm_in(&ws, &["repl", &echo], Some(&entries));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3, "{}", text(&out));
+    assert_eq!(lines[0]["status"], "error", "{}", text(&out));
+    assert!(lines[0]["message"].as_str().unwrap().contains("does not exist"), "{}", text(&out));
+    assert_eq!(lines[1]["status"], "completed");
+    assert!(lines[2]["message"].as_str().unwrap().contains("not recording"), "{}", text(&out));
+    assert!(!text(&out).contains("recording was lost"), "{}", text(&out));
+}
+
+/// `tdm ARGS` run in the folder `cwd`, stdin empty.
+fn tdm_at(cwd: &Path, workspace: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tdm"))
+        .args(args)
+        .current_dir(cwd)
+        .env("TDM_WORKSPACE", workspace)
+        .stdin(Stdio::null())
+        .output()
+        .expect("tdm runs")
+}
+
+#[test]
+fn a_trace_recorded_in_another_folder_finds_its_module_from_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::copy(echo(), sub.join("e.wat")).unwrap();
+    let out = tdm_at(&sub, &ws, &["run", "e.wat", "greet", "--record", "../rel.trace", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let trace = dir.path().join("rel.trace");
+    let recorded = contour_core::trace::Trace::decode(&std::fs::read(&trace).unwrap()).unwrap();
+    assert_eq!(recorded.header.module, "sub/e.wat", "the path from the trace's folder");
+    // From the trace's folder, from the recording folder and from a third one.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    for (cwd, trace_arg) in
+        [(dir.path(), "rel.trace"), (sub.as_path(), "../rel.trace"), (other.as_path(), "../rel.trace")]
+    {
+        let out = tdm_at(cwd, &ws, &["replay", trace_arg, "--json"]);
+        assert_eq!(out.status.code(), Some(0), "from {}: {}", cwd.display(), text(&out));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!((&report["identical"], &report["moduleIsRecorded"]), (&Value::from(true), &Value::from(true)));
+    }
+    // A trace of before, holding the path as typed in the recording folder, still replays from
+    // there, even with another module of that name beside the trace: the recorded hash decides.
+    let mut old = recorded.clone();
+    old.header.module = "e.wat".into();
+    std::fs::write(&trace, old.encode().unwrap()).unwrap();
+    std::fs::write(dir.path().join("e.wat"), RANDOM).unwrap();
+    let out = tdm_at(&sub, &ws, &["replay", "../rel.trace", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((&report["identical"], &report["module"]), (&Value::from(true), &Value::from("e.wat")), "{report}");
+    // A module found nowhere: the error says where it looked and how to name it.
+    let out = tdm_at(dir.path(), &ws, &["replay", "rel.trace", "--json"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let error: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert_eq!(out.status.code(), Some(1), "the e.wat beside the trace is not the recorded one: {error}");
+    std::fs::remove_file(dir.path().join("e.wat")).unwrap();
+    let out = tdm_at(&other, &ws, &["replay", "../rel.trace", "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(error["message"].as_str().unwrap().contains("cannot read e.wat: no such file"), "{error}");
+    assert!(error["hint"].as_str().unwrap().contains("--plugin PATH"), "{error}");
 }

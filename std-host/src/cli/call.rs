@@ -49,6 +49,7 @@ pub fn main(args: &CallArgs, global: &GlobalArgs) -> u8 {
 }
 
 fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
+    report::check_record(args.record.record.as_deref())?;
     let workspace = Workspace::existing(workspace_dir(args.ws.workspace.as_deref()));
     // A state that cannot be read is reported as it is, before any guess about the id.
     let installed = workspace.read_state()?.plugins.contains_key(&args.id);

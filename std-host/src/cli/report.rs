@@ -160,7 +160,19 @@ impl From<OperatorError> for CliError {
     }
 }
 
-/// Prints an outcome's JSON as one line on stdout; the exit code for it.
+/// Checks the `--record` path before the plugin runs ([`crate::traces::check_trace_path`]), so
+/// a path that cannot be written is the command's one error, not a second document after the
+/// outcome.
+pub fn check_record(record: Option<&std::path::Path>) -> Result<(), CliError> {
+    match record {
+        Some(path) => crate::traces::check_trace_path(path).map_err(|e| {
+            CliError::io(format!("--record: {e}"))
+                .hint("give --record a file in a folder that exists and tdm can write")
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Starts recording into `sandbox` when `--record` was given.
 pub fn start_recording(
     session: &crate::session::Session,
@@ -168,7 +180,7 @@ pub fn start_recording(
     record: Option<&std::path::Path>,
 ) -> Result<(), CliError> {
     match record {
-        Some(_) => session.start_recording(sandbox).map_err(|e| CliError::usage(format!("--record: {e}"))),
+        Some(path) => session.start_recording(sandbox, path).map_err(|e| CliError::usage(format!("--record: {e}"))),
         None => Ok(()),
     }
 }

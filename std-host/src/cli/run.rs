@@ -51,6 +51,7 @@ pub fn main(args: &RunArgs, global: &GlobalArgs) -> u8 {
 }
 
 fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
+    report::check_record(args.record.record.as_deref())?;
     let params = params::read(&args.params.source(), u64::from(DEFAULT_MAX_REQUEST_BYTES), std::io::stdin().lock())
         .map_err(|e| CliError::usage(e.to_string()))?;
     let options = SessionOptions {

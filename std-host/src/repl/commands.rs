@@ -129,11 +129,15 @@ impl Repl {
             return Ok(Err(format!("already recording into {} (:stop first)", current.display())));
         }
         let path = std::path::PathBuf::from(path);
+        // Said now, not at :stop when the session's intents are already run.
+        if let Err(e) = crate::traces::check_trace_path(&path) {
+            return Ok(Err(format!("cannot record: {e}")));
+        }
         if let Err(e) = self.sandbox() {
             return Ok(Err(format!("cannot record: {e}")));
         }
         let started = match self.sandbox.as_mut() {
-            Some(sandbox) => self.session.start_recording(sandbox).map_err(|e| e.to_string()),
+            Some(sandbox) => self.session.start_recording(sandbox, &path).map_err(|e| e.to_string()),
             None => Err("no sandbox".to_string()),
         };
         if let Err(why) = started {

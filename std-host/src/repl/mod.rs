@@ -9,88 +9,37 @@
 //! entry: an outcome (`"status":"completed"|"failed"`), a command's result (`"status":"ok"`)
 //! or the error of a bad entry (`"status":"error"`); figures, command text and the plugin's own
 //! output go to stderr. Blank lines print nothing. A failed or trapping intent never ends the
-//! session: the next intent runs in a fresh instance.
+//! session: the next intent runs in a fresh instance. In piped mode a SIGINT cancels the
+//! running intent (its line is the cancelled outcome) and the session goes on; one while tdm
+//! waits for input ends the session as the end of the input would ([`piped`]).
 
 mod commands;
 mod editor;
 pub mod line;
+mod piped;
 
-use crate::exit::EXIT_USAGE;
+pub use piped::run_lines;
+
 use crate::hints::Front;
 use crate::limits::format_size;
 use crate::params;
 use crate::session::{Ran, Request, Session, SessionError};
 use crate::terminal::{self, textln, Layout};
 use contour_core::Sandbox;
-use line::{parse_line, Gather, Line, Step};
+use line::{parse_line, Line};
 use serde_json::{json, Value};
-use std::io::{self, BufRead, IsTerminal, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// Runs the session; returns the process exit code (0 on :quit / EOF). When stdin and stdout
 /// are both a terminal it uses the line editor (history in `history`); otherwise it reads
-/// stdin through [`run_lines`], so output to a file or a pipe is one JSON line per entry.
+/// stdin through [`piped`], so output to a file or a pipe is one JSON line per entry.
 pub fn run(session: Session, history: Option<PathBuf>) -> Result<u8, String> {
     if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
-        let stdin = io::stdin();
-        return Ok(run_lines(session, stdin.lock(), &mut io::stdout().lock(), &mut io::stderr().lock()));
+        return Ok(piped::run_stdin(session));
     }
     editor::interactive(session, history)
-}
-
-/// The non-terminal REPL: reads entries from `input` until EOF or `:quit`, without a prompt,
-/// and writes exactly one JSON line on `out` per entry (see the module doc); everything else
-/// goes to `err`. Returns 0, or 2 when `input` or `out` fails.
-pub fn run_lines(session: Session, mut input: impl BufRead, out: &mut impl Write, err: &mut impl Write) -> u8 {
-    let mut repl = Repl::new(session, false);
-    let mut gather = Gather::default();
-    let mut buf = Vec::new();
-    let mut number = 0;
-    loop {
-        buf.clear();
-        let steps: Vec<Step> = match input.read_until(b'\n', &mut buf) {
-            Ok(0) => gather.finish().into_iter().collect(),
-            Ok(_) => {
-                number += 1;
-                gather.push(number, std::str::from_utf8(&buf).ok())
-            }
-            Err(e) => {
-                let _ = textln!(err, "tdm repl: error: reading the input failed: {e}");
-                return EXIT_USAGE;
-            }
-        };
-        let mut flow = Ok(if buf.is_empty() { Flow::Quit } else { Flow::Continue });
-        for step in steps {
-            let done = match step {
-                Step::Entry { line, text } => {
-                    repl.line_no = line;
-                    repl.handle(&text, out, err)
-                }
-                Step::Error { line, message } => {
-                    repl.line_no = line;
-                    repl.error(out, err, &message).map(|()| Flow::Continue)
-                }
-            };
-            if !matches!(done, Ok(Flow::Continue)) {
-                flow = done;
-                break;
-            }
-        }
-        match flow {
-            Ok(Flow::Continue) => {}
-            Ok(Flow::Quit) => break,
-            Err(e) => {
-                let _ = textln!(err, "tdm repl: error: writing the output failed: {e}");
-                return EXIT_USAGE;
-            }
-        }
-    }
-    if let Err(e) = out.flush() {
-        let _ = textln!(err, "tdm repl: error: writing the output failed: {e}");
-        return EXIT_USAGE;
-    }
-    0
 }
 
 /// What the loop does after an entry.

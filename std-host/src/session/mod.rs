@@ -400,19 +400,20 @@ impl Session {
         Ok(Sandbox::new(Arc::clone(&self.plugin), self.environment()).with_host(Box::new(host), self.grants.clone()))
     }
 
-    /// Where a trace of this session says its module came from: the file path as given, or
-    /// `plugin:ID` for an installed plugin (`traces::module_for` finds it again from that).
-    pub fn trace_label(&self) -> String {
+    /// Where a trace of this session, written to `trace`, says its module came from: the
+    /// file's path from the trace's folder ([`crate::traces::module_label`]), or `plugin:ID`
+    /// for an installed plugin (`traces::module_for` finds it again from that).
+    pub fn trace_label(&self, trace: &Path) -> String {
         match &self.origin {
-            Origin::File(path) => path.display().to_string(),
+            Origin::File(path) => crate::traces::module_label(path, trace),
             Origin::Installed { id, .. } => format!("{}{id}", crate::traces::INSTALLED_PREFIX),
         }
     }
 
-    /// Starts recording what runs in `sandbox` (its live instance is discarded first): the
-    /// trace names the module bytes this session loaded.
-    pub fn start_recording(&self, sandbox: &mut Sandbox) -> Result<(), contour_core::trace::TraceError> {
-        sandbox.start_recording(&self.bytes, &self.trace_label())
+    /// Starts recording what runs in `sandbox` (its live instance is discarded first), for a
+    /// trace to be written to `trace`: the trace names the module bytes this session loaded.
+    pub fn start_recording(&self, sandbox: &mut Sandbox, trace: &Path) -> Result<(), contour_core::trace::TraceError> {
+        sandbox.start_recording(&self.bytes, &self.trace_label(trace))
     }
 
     /// Why `method` may not run, when it may not: an installed plugin runs only the intents
