@@ -90,6 +90,7 @@ $(PLUGINS_DIR)/wordcount.wasm: examples/assemblyscript/wordcount/assembly/index.
 
 $(PLUGINS_DIR)/hello-as.wasm: examples/assemblyscript/hello/assembly/index.ts \
 		examples/assemblyscript/hello/asconfig.json examples/assemblyscript/hello/plugin.toml \
+		examples/assemblyscript/hello/tdm-intents.json $(AS_SDK)/transform/intents.mjs \
 		$(AS_SDK_SOURCES) $(AS_SDK)/node_modules/.package-lock.json
 	@mkdir -p $(PLUGINS_DIR)
 	cd $(AS_SDK) && node_modules/.bin/asc ../../examples/assemblyscript/hello/assembly/index.ts \

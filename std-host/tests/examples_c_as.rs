@@ -173,6 +173,10 @@ fn hello_in_c_and_assemblyscript_greets_like_the_rust_hello() {
         let report = sandbox.execute("wave", &json!({}));
         assert!(report.outcome.json.contains(r#""blockedReason":"unknown_intent""#), "{name}: {}", report.outcome.json);
         assert!(sandbox.is_live(), "{name}: its own failed outcomes keep the instance");
+        // It declares `greet` (a tdm.intents section), so inspect and the REPL offer it.
+        let out = tdm(&["inspect", &module(name).display().to_string(), "--json"]);
+        let inspected: Value = serde_json::from_slice(&out.stdout).expect("inspect --json is JSON");
+        assert_eq!(inspected["intents"]["declared"][0]["name"], "greet", "{name}: {inspected}");
     }
 }
 

@@ -7,6 +7,8 @@
  * compile to nothing unless the module is built with -DTDM_FUEL_MARKS. */
 #include "tdm_plugin.h"
 
+TDM_INTENTS("[{\"name\":\"greet\",\"description\":\"Answers {\\\"greeting\\\": \\\"Hello, NAME!\\\"} for {\\\"name\\\": NAME}.\"}]");
+
 static bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
