@@ -63,6 +63,8 @@ fn errors_with_json_are_json_on_stdout() {
         vec!["run", "x.wasm", "m", "--fuel", "0", "--json"],
         vec!["inspect", "--json"],
         vec!["run", "x.wasm", "m", "--bogus", "--json"],
+        vec!["run", "x.wasm", "", "--json"],
+        vec!["call", "x", "", "--json"],
     ];
     for args in cases {
         let out = tdm(dir.path(), &args, b"");

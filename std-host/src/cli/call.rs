@@ -28,6 +28,7 @@ pub struct CallArgs {
     /// The installed plugin's id (`tdm workspace status` lists them)
     pub(crate) id: String,
     /// The intent to run (one its plugin.toml declares)
+    #[arg(value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub(crate) method: String,
     #[command(flatten)]
     pub(crate) params: ParamsArg,

@@ -27,6 +27,7 @@ pub struct RunArgs {
     /// The plugin module (.wasm or .wat)
     pub(crate) plugin: PathBuf,
     /// The intent to run
+    #[arg(value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub(crate) method: String,
     #[command(flatten)]
     pub(crate) params: ParamsArg,

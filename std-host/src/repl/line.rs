@@ -108,7 +108,7 @@ pub fn parse_line(line: &str) -> Result<Line, String> {
         return Ok(Line::Blank);
     }
     if line.starts_with('{') {
-        return Ok(Line::Raw(line.to_string()));
+        return raw_request(line).map(|()| Line::Raw(line.to_string()));
     }
     if let Some(command) = line.strip_prefix(':') {
         return parse_command(command).map(Line::Command);
@@ -126,6 +126,21 @@ pub fn parse_line(line: &str) -> Result<Line, String> {
         Params::from_text(rest).map_err(|e| format!("the params of `{method}` are not valid JSON: {e}"))?
     };
     Ok(Line::Intent { method: method.to_string(), params })
+}
+
+/// Checks that a line starting with `{` is a request the REPL can send as it is: a JSON object
+/// with a string `method`. Anything else is the user's slip (params without a method, say),
+/// told at once instead of sent to the plugin, whose answer would blame the plugin.
+fn raw_request(line: &str) -> Result<(), String> {
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+        format!("a line starting with `{{` is sent as a raw JSON-RPC request, and this is not JSON: {e}")
+    })?;
+    if value.get("method").and_then(serde_json::Value::as_str).is_none() {
+        return Err("a line starting with `{` is sent as a raw JSON-RPC request, and this one has no string \
+                    `method`: to call an intent with these params, write `METHOD {...}`"
+            .to_string());
+    }
+    Ok(())
 }
 
 /// Splits off the first whitespace-separated word; the rest is trimmed.
@@ -383,7 +398,10 @@ mod tests {
     fn a_line_starting_with_a_brace_is_a_raw_request() {
         let raw = r#"{"jsonrpc":"2.0","id":9,"method":"x","params":{}}"#;
         assert_eq!(parse_line(&format!(" {raw}\n")), Ok(Line::Raw(raw.into())));
-        assert_eq!(parse_line("{not json"), Ok(Line::Raw("{not json".into())));
+        let error = parse_line("{not json").expect_err("not JSON");
+        assert!(error.contains("is not JSON"), "{error}");
+        let error = parse_line(r#"{"name": "Ada"}"#).expect_err("params, not a request");
+        assert!(error.contains("no string `method`") && error.contains("METHOD {...}"), "{error}");
     }
 
     #[test]
