@@ -211,3 +211,15 @@ fn inspect_json_of_a_broken_wat_is_json() {
         assert!(report.get(key).is_some(), "{key} is always there: {report}");
     }
 }
+
+#[test]
+fn a_missing_wasm_beside_its_wat_names_the_wat() {
+    let dir = tempfile::tempdir().unwrap();
+    let wat = write(dir.path(), "echo.wat", std::fs::read_to_string(echo()).unwrap());
+    let wasm = wat.replace("echo.wat", "echo.wasm");
+    for args in [vec!["run", &wasm, "greet"], vec!["inspect", &wasm], vec!["exec", &wasm], vec!["repl", &wasm]] {
+        let out = tdm(dir.path(), &args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(stderr(&out).contains(&format!("did you mean {wat}?")), "{args:?}: {}", text(&out));
+    }
+}

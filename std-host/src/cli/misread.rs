@@ -95,6 +95,18 @@ pub fn install_without_hub(target: &str) -> Option<String> {
     }
 }
 
+/// For a missing `NAME.wasm` (or `NAME.wat`), the other one when it is there: the file the user
+/// most likely meant.
+pub fn sibling_module(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let other = match path.extension()?.to_str()? {
+        "wasm" => "wat",
+        "wat" => "wasm",
+        _ => return None,
+    };
+    let sibling = path.with_extension(other);
+    sibling.is_file().then_some(sibling)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,8 +55,11 @@ fn repl(args: &ReplArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     let opened = match misread::target(workspace_flag, &args.target) {
         Target::File => Session::open_file(Path::new(&args.target), options).map(|s| (s, Front::ReplFile)),
         Target::MissingFile => {
-            return Err(CliError::usage(format!("cannot read {}: no such file", args.target))
-                .hint("give the path of a .wasm or .wat module, or the id of an installed plugin"))
+            let hint = misread::sibling_module(Path::new(&args.target)).map_or_else(
+                || "give the path of a .wasm or .wat module, or the id of an installed plugin".to_string(),
+                |sibling| format!("did you mean {}?", sibling.display()),
+            );
+            return Err(CliError::usage(format!("cannot read {}: no such file", args.target)).hint(hint));
         }
         Target::Installed | Target::Unknown => {
             let workspace = Workspace::existing(workspace_dir(workspace_flag));

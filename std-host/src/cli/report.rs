@@ -119,8 +119,12 @@ impl From<SessionError> for CliError {
 
 impl From<FileError> for CliError {
     fn from(e: FileError) -> Self {
-        match e {
+        match &e {
             FileError::Io { .. } => Self::io(e.to_string()),
+            FileError::NotFound { path } => match super::misread::sibling_module(path) {
+                Some(sibling) => Self::usage(e.to_string()).hint(format!("did you mean {}?", sibling.display())),
+                None => Self::usage(e.to_string()),
+            },
             _ => Self::usage(e.to_string()),
         }
     }
