@@ -93,8 +93,10 @@ pub enum PackageError {
     Permission(String),
     /// A policy override is above the default.
     LimitAboveDefault(&'static str, u64, u64),
-    /// The hub's index does not parse, has an invalid entry, or has no such plugin.
+    /// The hub's index does not parse or has an invalid entry.
     Hub(String),
+    /// The hub lists no such plugin (or not at that version).
+    NotInHub(String),
 }
 
 impl fmt::Display for PackageError {
@@ -112,7 +114,7 @@ impl fmt::Display for PackageError {
             Self::LimitAboveDefault(field, asked, default) => {
                 write!(f, "plugin.toml `policy.{field}` = {asked} is above the default {default}")
             }
-            Self::Hub(e) => write!(f, "hub: {e}"),
+            Self::Hub(e) | Self::NotInHub(e) => write!(f, "hub: {e}"),
         }
     }
 }
@@ -417,7 +419,7 @@ impl Hub {
     /// Finds `id` at `version` (or its last listed version).
     pub fn find(&self, id: &str, version: Option<&str>) -> Result<&HubEntry, PackageError> {
         self.entries.iter().rfind(|e| e.id == id && version.is_none_or(|v| e.version == v)).ok_or_else(|| {
-            PackageError::Hub(format!(
+            PackageError::NotInHub(format!(
                 "no plugin `{id}`{} in {}",
                 version.map_or(String::new(), |v| format!("@{v}")),
                 self.dir.display()

@@ -56,3 +56,30 @@ fn every_version_flag_says_tdm() {
     }
     assert!(stderr(&tdm(dir.path(), &["frobnicate"], b"")).contains("frobnicate"));
 }
+
+#[test]
+fn every_subcommand_shows_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    let subcommands: [&[&str]; 14] = [
+        &["run"],
+        &["call"],
+        &["repl"],
+        &["exec"],
+        &["inspect"],
+        &["hub", "list"],
+        &["install"],
+        &["approve"],
+        &["revoke"],
+        &["uninstall"],
+        &["workspace", "status"],
+        &["audit"],
+        &["replay"],
+        &["completions"],
+    ];
+    for subcommand in subcommands {
+        let mut args = subcommand.to_vec();
+        args.push("--help");
+        let help = String::from_utf8(tdm(dir.path(), &args, b"").stdout).unwrap();
+        assert!(help.contains("Examples:\n  tdm "), "{subcommand:?} --help has no examples:\n{help}");
+    }
+}

@@ -67,7 +67,8 @@ fn install(args: &InstallArgs) -> Result<u8, CliError> {
     };
     let workspace = Workspace::open(workspace_dir(args.ws.workspace.as_deref()))?;
     let report = operator::install(&workspace, &source, args.accept_price).map_err(|e| {
-        let missing = matches!(&e, operator::OperatorError::Package(PackageError::Hub(_)));
+        // Only a plugin the hub does not list: an index that does not parse fails `hub list` too.
+        let missing = matches!(&e, operator::OperatorError::Package(PackageError::NotInHub(_)));
         let error = CliError::from(e);
         if missing {
             error.hint("`tdm hub list --hub DIR` lists what the hub offers")

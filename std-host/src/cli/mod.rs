@@ -69,8 +69,10 @@ pub enum Command {
     /// Approve an installed plugin's launch, bound to its module hash and requested permissions.
     Approve(approve::ApproveArgs),
     /// Withdraw a plugin's approval.
+    #[command(after_help = "Examples:\n  tdm revoke echo\n  tdm revoke echo --json   (for scripts)")]
     Revoke(approve::IdArgs),
     /// Remove an installed plugin and its approval (the audit log stays).
+    #[command(after_help = "Examples:\n  tdm uninstall echo\n  tdm uninstall echo --json   (for scripts)")]
     Uninstall(approve::IdArgs),
     /// Show the workspace.
     Workspace(status::WorkspaceCommand),
