@@ -255,7 +255,8 @@ fn a_forged_trace_naming_limits_above_the_hosts_is_refused_before_anything_runs(
     // Each forgery would make the replay allocate or run what `tdm run` never allows: a table of
     // 4e9 elements (about 32 GB), a start function run in one piece for u64::MAX fuel, a fuel
     // slice that never reaches the stop check.
-    let forgeries: [(&str, fn(&mut contour_core::trace::PolicyRecord)); 3] = [
+    type Forge = fn(&mut contour_core::trace::PolicyRecord);
+    let forgeries: [(&str, Forge); 3] = [
         ("max_table_elements", |p| p.max_table_elements = 4_000_000_000),
         ("start_fuel", |p| p.start_fuel = u64::MAX),
         ("fuel_slice", |p| p.fuel_slice = u64::MAX),
