@@ -152,16 +152,16 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     let argv0 = args.module.file_name().map_or_else(|| "module".to_string(), |n| n.to_string_lossy().into_owned());
     let mut argv = vec![argv0];
     argv.extend(args.args.iter().cloned());
+    let cancel = super::run::sigint_cancel();
     let wasi = WasiConfig {
         args: argv,
         environ: args.envs.clone(),
         fs,
-        output: Some(Box::new(CommandOutput)),
+        output: Some(Box::new(CommandOutput::stdio(cancel.clone()))),
         stdin: Some(Box::new(StdinReader::stdin())),
         stdio: stdio_kinds(),
     };
     let budget = plugin.policy().fuel_per_intent;
-    let cancel = super::run::sigint_cancel();
     let env = command_environment(args.seed.seed, plugin.policy(), cancel.clone());
     let started = Instant::now();
     let report_of_run = run_command(&plugin, env, wasi);
