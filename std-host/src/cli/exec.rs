@@ -25,9 +25,31 @@ Examples:
   tdm exec hello.wasm -- --name Ada
   tdm exec tool.wasm --dir ./data --env LANG=C --fuel 100_000_000 --max-memory 32MiB --stats";
 
+/// `--fuel` as `tdm exec` takes it: a command's default budget scales with its deadline.
+const FUEL_HELP: &str = "Fuel budget of the command (deterministic instruction count; `_` may group digits) \
+     [default: 100_000_000_000 per second of the deadline, 500_000_000_000 for the default 5s]";
+/// `--timeout` as `tdm exec` takes it: no approval to bound it.
+const TIMEOUT_HELP: &str =
+    "Wall-clock deadline of the command: seconds (2, 0.5, 2s) or milliseconds (500ms) [default: 5s]";
+/// `--max-memory` as `tdm exec` takes it.
+const MAX_MEMORY_HELP: &str = "Linear memory limit: bytes or a size with a unit (64MiB, 512KiB, 1GiB) [default: 64MiB]";
+/// `--stats` as `tdm exec` prints them.
+const STATS_HELP: &str = "Print fuel used, fuel budget, peak memory and time to stderr (a JSON line with --json)";
+
+/// `--json` as `tdm exec` takes it: stdout stays the command's.
+const JSON_HELP: &str =
+    "Print tdm's own messages (errors, the stop report, --stats) as JSON lines on stderr; stdout stays the command's";
+
 /// `tdm exec`'s flags.
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
+#[command(
+    after_help = EXAMPLES,
+    mut_arg("fuel", |a| a.help(FUEL_HELP)),
+    mut_arg("timeout", |a| a.help(TIMEOUT_HELP)),
+    mut_arg("max_memory", |a| a.help(MAX_MEMORY_HELP)),
+    mut_arg("stats", |a| a.help(STATS_HELP)),
+    mut_arg("json", |a| a.help(JSON_HELP)),
+)]
 pub struct ExecArgs {
     /// The WASI command module (.wasm or .wat)
     pub(crate) module: PathBuf,
