@@ -10,6 +10,7 @@ use crate::command::{command_policy, stats_line};
 use crate::dirfs::DirFs;
 use crate::environment::Cancel;
 use crate::exit::{EXIT_EXEC_CANCELLED, EXIT_EXEC_LIMIT, EXIT_EXEC_REJECTED, EXIT_EXEC_TRAP, EXIT_FAILED};
+use crate::hints::{command_message, recovery_hint, Context, Front};
 use crate::module_file::{read_module_within, ModuleFileError};
 use crate::session::{command_environment, CommandOutput};
 use crate::stdio::{stdio_kinds, StdinReader};
@@ -83,20 +84,30 @@ pub fn main(args: &ExecArgs, _global: &GlobalArgs) -> u8 {
     })
 }
 
+/// A failure before anything ran.
+const AT_LOAD: Context = Context { at_load: true, is_command: false, cancelled: false };
+
 /// One JSON line on stderr.
 fn errln_json(value: &Value) {
     let _ = terminal::write_json(&mut std::io::stderr().lock(), &value.to_string(), terminal::Layout::Line);
 }
 
-/// Reports a module that stopped or was rejected: text, or a JSON line, on stderr.
-fn report(args: &ExecArgs, what: &str, failure: &Failure, hint: Option<String>) {
+/// Reports a module that stopped or was rejected: text, or a JSON line, on stderr. `hint`
+/// defaults to the one [`Front::Exec`] gives for the failure (`context`).
+fn report(args: &ExecArgs, what: &str, failure: &Failure, hint: Option<String>, context: Context) {
+    let hint = hint.or_else(|| recovery_hint(failure, Front::Exec, context));
+    let message = if context.cancelled {
+        "The command was cancelled (Ctrl-C) before it finished.".to_string()
+    } else {
+        command_message(failure)
+    };
     if args.json.json {
         errln_json(&json!({
             "status": what, "module": args.module.display().to_string(),
-            "blockedReason": failure.reason.as_str(), "message": failure.message(), "hint": hint,
+            "blockedReason": failure.reason.as_str(), "message": message, "hint": hint,
         }));
     } else {
-        errln!("tdm: {} {what}: {} ({})", args.module.display(), failure.message(), failure.reason);
+        errln!("tdm: {} {what}: {message} ({})", args.module.display(), failure.reason);
         if let Some(hint) = hint {
             errln!("tdm: hint: {hint}");
         }
@@ -139,7 +150,7 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
             let error = CliError::wat(&e);
             let failure = Failure::new(BlockedReason::InvalidModule, e.headline());
             if args.json.json {
-                report(args, "rejected", &failure, None);
+                report(args, "rejected", &failure, None, AT_LOAD);
             } else {
                 errln!("tdm: error: {}", error.message);
                 for line in &error.detail {
@@ -161,7 +172,7 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
                     args.module.display()
                 )
             });
-            report(args, "rejected", &failure, hint);
+            report(args, "rejected", &failure, hint, AT_LOAD);
             return Ok(EXIT_EXEC_REJECTED);
         }
     };
@@ -207,12 +218,11 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     match report_of_run.exit {
         CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
         CommandExit::Failed(failure) if cancelled && failure.reason == BlockedReason::DeadlineExceeded => {
-            let failure = Failure::new(BlockedReason::DeadlineExceeded, "cancelled (Ctrl-C) before it finished");
-            report(args, "cancelled", &failure, None);
+            report(args, "cancelled", &failure, None, Context { cancelled: true, ..Context::default() });
             Ok(EXIT_EXEC_CANCELLED)
         }
         CommandExit::Failed(failure) => {
-            report(args, "stopped", &failure, None);
+            report(args, "stopped", &failure, None, Context::default());
             Ok(match failure.reason {
                 BlockedReason::PluginTrap => EXIT_EXEC_TRAP,
                 _ => EXIT_EXEC_LIMIT,
