@@ -89,7 +89,7 @@ const AT_LOAD: Context = Context { at_load: true, is_command: false, cancelled: 
 
 /// One JSON line on stderr.
 fn errln_json(value: &Value) {
-    let _ = terminal::write_json(&mut std::io::stderr().lock(), &value.to_string(), terminal::Layout::Line);
+    terminal::err_json(&value.to_string());
 }
 
 /// Reports a module that stopped or was rejected: text, or a JSON line, on stderr. `hint`
