@@ -193,6 +193,20 @@ fn bad_flag_values_say_what_is_wanted() {
         assert_eq!(out.status.code(), Some(2), "{flag}: {}", text(&out));
         assert!(stderr(&out).contains(&format!("{flag} /nonexistent/file.json: no such file")), "{}", stderr(&out));
     }
+    // A --tool path that is there but is no module file says what it is.
+    let out = tdm(dir.path(), &["run", &echo(), "x", "--tool", &format!("a={}", dir.path().display())], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(stderr(&out).contains(": a directory, not a regular file"), "{}", stderr(&out));
+    #[cfg(unix)]
+    {
+        let fifo = dir.path().join("tool.fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let out = tdm(dir.path(), &["run", &echo(), "x", "--tool", &format!("a={}", fifo.display())], b"");
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(stderr(&out).contains(": a named pipe (FIFO), not a regular file"), "{}", stderr(&out));
+    }
+    let out = tdm(dir.path(), &["run", &echo(), "x", "--tool", "a=/nonexistent/tool.wasm"], b"");
+    assert!(stderr(&out).contains("--tool a=/nonexistent/tool.wasm: no such file"), "{}", stderr(&out));
     // Sizes with units are taken.
     let out = tdm(dir.path(), &["run", &echo(), "x", "--max-memory", "64MiB", "--timeout", "500ms"], b"");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
