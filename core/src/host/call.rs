@@ -61,7 +61,7 @@ fn absorb(state: &mut HostState, spent: &Spent) {
         if !bytes.is_empty() {
             // A closed output only loses the nested tool's lines; the call goes on. The write
             // waits at most until the deadline, which the call looks at when it returns.
-            let wait = state.deadline_remaining(state.fuel_used()).unwrap_or(Some(0));
+            let wait = state.deadline_wait_ns();
             let _ = state.wasi.output.write(stderr, bytes, wait);
         }
     }

@@ -142,11 +142,11 @@ fn write(
         if len == 0 {
             continue;
         }
-        let remaining = state.deadline_remaining(state.fuel_used())?;
-        match state.wasi.output.write(stderr, guest.bytes(ptr, len)?, remaining) {
+        let wait = state.deadline_wait_ns();
+        match state.wasi.output.write(stderr, guest.bytes(ptr, len)?, wait) {
             Written::Taken => done += u64::from(len),
             Written::Closed if done == 0 => return Err(Errno::Pipe.into()),
-            Written::Pending if remaining.is_some() => return Err(state.deadline_failure().into()),
+            Written::Pending if wait.is_some() => return Err(state.deadline_failure().into()),
             Written::Pending if done == 0 => return Err(Errno::Again.into()),
             Written::Closed | Written::Pending => break,
         }
