@@ -175,6 +175,20 @@ impl HostState {
         Ok(Some(timeout_ns - elapsed))
     }
 
+    /// How long a wait inside a host function (an output sink's) may last: the nanoseconds left
+    /// before the run's deadline, 0 once it has passed or the run was cancelled, `None` when
+    /// this host enforces no wall-clock deadline. It never fails, so it adds no deadline check
+    /// (a replay is cut where its recording was): the checks around the host function end the
+    /// run.
+    pub(crate) fn deadline_wait_ns(&mut self) -> Option<u64> {
+        let Deadline { started_ns, timeout_ns } = self.deadline?;
+        let now = self.env.deadline_clock_ns().unwrap_or(started_ns);
+        if now == u64::MAX {
+            return Some(0);
+        }
+        Some(timeout_ns.saturating_sub(now.saturating_sub(started_ns)))
+    }
+
     /// The `deadline_exceeded` failure of this run.
     pub(crate) fn deadline_failure(&self) -> Failure {
         Failure::new(BlockedReason::DeadlineExceeded, format!("The limit is {} ms.", self.timeout_ms))

@@ -69,7 +69,8 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
         },
         BlockedReason::DeadlineExceeded if context.cancelled => match front {
             Front::ReplFile | Front::ReplInstalled => "The session goes on: run the next intent.".into(),
-            Front::Run | Front::Call | Front::Exec => "Run the command again to let the intent finish.".into(),
+            Front::Run | Front::Call => "Run the command again to let the intent finish.".into(),
+            Front::Exec => "Run tdm exec again to let the command finish.".into(),
         },
         BlockedReason::DeadlineExceeded => match front {
             Front::Run | Front::Exec => "Send a smaller input or raise the deadline (--timeout SECS).".into(),
@@ -119,6 +120,19 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
         _ => return None,
     };
     Some(hint)
+}
+
+/// A failure's message as `tdm exec` prints it: about the command, where core's fixed message
+/// speaks of an intent or a plugin.
+pub fn command_message(failure: &Failure) -> String {
+    let fixed = failure.reason.message();
+    let rest = ["The intent ", "The plugin "].iter().find_map(|subject| fixed.strip_prefix(subject));
+    let mut message = rest.map_or_else(|| fixed.to_string(), |rest| format!("The command {rest}"));
+    if !failure.detail.is_empty() {
+        message.push(' ');
+        message.push_str(&failure.detail);
+    }
+    message
 }
 
 /// The outcome's JSON as printed at `front`: a host failure re-rendered with the front's hint
@@ -179,6 +193,20 @@ mod tests {
         assert_eq!(value["message"], core["message"]);
         assert_eq!(value["output"], core["output"]);
         assert_eq!(value["recoveryHint"], "Send a smaller input or raise the fuel budget (:fuel N).");
+    }
+
+    #[test]
+    fn a_command_is_told_about_as_a_command() {
+        let fuel = Failure::new(BlockedReason::FuelExhausted, "The budget is 1000 fuel.");
+        assert_eq!(command_message(&fuel), "The command used up its fuel budget. The budget is 1000 fuel.");
+        let memory = Failure::new(BlockedReason::MemoryLimitExceeded, "");
+        assert_eq!(command_message(&memory), "The command exceeded its linear memory limit.");
+        let invalid = Failure::new(BlockedReason::InvalidModule, "bad magic");
+        assert_eq!(command_message(&invalid), invalid.message());
+        let cancelled = Context { cancelled: true, ..Context::default() };
+        let deadline = Failure::new(BlockedReason::DeadlineExceeded, "");
+        let hint = recovery_hint(&deadline, Front::Exec, cancelled).unwrap();
+        assert!(hint.contains("tdm exec again") && !hint.contains("intent"), "{hint}");
     }
 
     #[test]

@@ -265,6 +265,11 @@ pub fn out_json(text: &str) {
     let _ = write_json(&mut io::stdout().lock(), text, Layout::Line);
 }
 
+/// Prints JSON `text` as one line on stderr (see [`json`]) and flushes; a write error is ignored.
+pub fn err_json(text: &str) {
+    let _ = write_json(&mut io::stderr().lock(), text, Layout::Line);
+}
+
 /// Prints `text`, escaped, on stdout without a newline (a question), and flushes.
 pub fn out_prompt(text: &str) {
     let mut out = io::stdout().lock();

@@ -1,4 +1,5 @@
-//! Shell completions generate for bash, zsh and fish; `--help` shows defaults and examples;
+//! Shell completions generate for bash, zsh and fish; `--help` shows defaults and examples, and
+//! each subcommand's help says what its shared limit flags do there;
 //! every subcommand's `--version` is tdm's; output is plain when stdout is not a terminal.
 
 #[path = "support/tdm.rs"]
@@ -27,23 +28,49 @@ fn help_shows_defaults_and_examples() {
     let dir = tempfile::tempdir().unwrap();
     for subcommand in ["run", "call", "repl", "exec"] {
         let help = String::from_utf8(tdm(dir.path(), &[subcommand, "--help"], b"").stdout).unwrap();
-        for expected in [
-            "--fuel",
-            "--timeout",
-            "--max-memory",
-            "--stats",
-            "[default: 2_000_000_000",
-            "[default: 5s",
-            "[default: 64MiB",
-            "Examples:",
-        ] {
+        for expected in
+            ["--fuel", "--timeout", "--max-memory", "--stats", "[default: 5s", "[default: 64MiB", "Examples:"]
+        {
             assert!(help.contains(expected), "{subcommand} --help lacks {expected}:\n{help}");
         }
+        // A plugin's default budget; a command's scales with its deadline.
+        let plugin_budget = help.contains("[default: 2_000_000_000");
+        assert_eq!(plugin_budget, subcommand != "exec", "{subcommand} --help:\n{help}");
     }
     let run = String::from_utf8(tdm(dir.path(), &["run", "--help"], b"").stdout).unwrap();
     assert!(run.contains("@FILE") && run.contains("[default: {}]"), "{run}");
     let top = String::from_utf8(tdm(dir.path(), &["--help"], b"").stdout).unwrap();
     assert!(top.contains("Examples:") && top.contains("completions"), "{top}");
+}
+
+/// The help line of `flag` in `help`.
+fn flag_line<'a>(help: &'a str, flag: &str) -> &'a str {
+    help.lines().find(|l| l.trim_start().starts_with(flag)).unwrap_or_else(|| panic!("no {flag}:\n{help}"))
+}
+
+#[test]
+fn each_subcommand_describes_the_shared_limit_flags_as_it_applies_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let exec = String::from_utf8(tdm(dir.path(), &["exec", "--help"], b"").stdout).unwrap();
+    // The command default budget (std-host/src/command.rs), not a plugin's or an approval's.
+    let fuel = flag_line(&exec, "--fuel");
+    assert!(fuel.contains("100_000_000_000 per second of the deadline"), "{fuel}");
+    assert!(!fuel.contains("approved") && !fuel.contains("2_000_000_000,"), "{fuel}");
+    assert!(!flag_line(&exec, "--timeout").contains("approved"), "{exec}");
+    // exec's --stats prints fuel_used, fuel_budget, peak_memory_bytes, elapsed_us.
+    let stats = flag_line(&exec, "--stats");
+    assert!(
+        stats.contains("fuel budget") && !stats.contains("launch fuel") && !stats.contains("host calls"),
+        "{stats}"
+    );
+    assert!(flag_line(&exec, "--json").contains("stderr"), "{exec}");
+    // The REPL has no --json.
+    let repl = String::from_utf8(tdm(dir.path(), &["repl", "--help"], b"").stdout).unwrap();
+    assert!(!repl.contains("--json"), "{repl}");
+    assert!(!flag_line(&repl, "--stats").contains("JSON"), "{repl}");
+    // run still says what run's --stats prints.
+    let run = String::from_utf8(tdm(dir.path(), &["run", "--help"], b"").stdout).unwrap();
+    assert!(flag_line(&run, "--stats").contains("launch fuel"), "{run}");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `tdm exec` behaves like `wasmtime run` for a WASI command, through the built binary: stdin
 //! reaches the command (and a wait on it stops at the deadline), stdio reports what it is
-//! (pipe, file, device), a closed stdout pipe stops a writer with `EPIPE`, `--stats` prints
+//! (pipe, file, device), a closed stdout pipe stops a writer with `EPIPE`, a stdout nobody
+//! reads does not hold a command past its deadline, `--stats` prints
 //! the run's figures, `tdm inspect` judges a command as a command, and the default budget lets
 //! a command run to its deadline.
 
@@ -146,6 +147,26 @@ fn a_closed_stdout_pipe_stops_a_writer_with_epipe() {
     assert_eq!(first, "y\n");
     let status = wait(&mut child);
     assert_eq!(status.code(), Some(EPIPE), "the guest saw EPIPE and exited with it");
+}
+
+#[test]
+fn a_stdout_nobody_reads_does_not_hold_a_command_past_its_deadline() {
+    // `tdm exec flood.wat --timeout 0.3 | sleep 3600`: the pipe fills and stays full, so a
+    // write to it blocks; the deadline, not the reader, ends the run.
+    let mut child = tdm()
+        .args(["exec", &fixture("exec/flood.wat"), "--timeout", "0.3"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let unread = child.stdout.take().unwrap();
+    let status = wait(&mut child);
+    drop(unread);
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert_eq!(status.code(), Some(127), "{stderr}");
+    assert!(stderr.contains("deadline_exceeded"), "{stderr}");
 }
 
 #[test]

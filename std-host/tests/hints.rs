@@ -1,7 +1,8 @@
 //! Errors that read the user's mind, through the built binary: every misreading the CLI issue
 //! lists gets a message naming what the user most likely meant and the command to run, every
 //! flag a hint names exists on that subcommand, and a `.wat` error shows FILE:LINE:COL and
-//! the source line with the same exit code in every subcommand.
+//! the source line with the same exit code in every subcommand; a command `tdm exec` stopped at
+//! a limit gets the flag that raises it.
 
 #[path = "support/tdm.rs"]
 mod support;
@@ -146,6 +147,40 @@ fn hints_name_only_knobs_that_exist_where_the_user_is() {
 }
 
 #[test]
+fn a_command_stopped_at_a_limit_gets_the_exec_hint_and_is_called_a_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let spin = write(
+        dir.path(),
+        "spin.wat",
+        r#"(module (memory (export "memory") 1) (func (export "_start") (loop (br 0))))"#,
+    );
+    // Fuel, as text on stderr.
+    let out = tdm(dir.path(), &["exec", &spin, "--fuel", "1000"], b"");
+    assert_eq!(out.status.code(), Some(127), "{}", text(&out));
+    let err = stderr(&out);
+    assert!(err.contains("stopped: The command used up its fuel budget."), "{err}");
+    let hint = err.lines().find_map(|l| l.strip_prefix("tdm: hint: ")).unwrap_or_else(|| panic!("no hint: {err}"));
+    assert!(hint.contains("--fuel"), "{hint}");
+    flags_exist(dir.path(), &["exec"], hint);
+    // The deadline, as a JSON line on stderr.
+    let out = tdm(dir.path(), &["exec", &spin, "--timeout", "200ms", "--json"], b"");
+    assert_eq!(out.status.code(), Some(127), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    assert_eq!(report["blockedReason"], "deadline_exceeded", "{report}");
+    assert!(report["message"].as_str().unwrap().starts_with("The command ran past"), "{report}");
+    let hint = report["hint"].as_str().unwrap_or_else(|| panic!("no hint: {report}"));
+    assert!(hint.contains("--timeout"), "{hint}");
+    flags_exist(dir.path(), &["exec"], hint);
+    // Memory the module needs at start: raise --max-memory.
+    let big = write(dir.path(), "big.wat", r#"(module (memory (export "memory") 4) (func (export "_start")))"#);
+    let out = tdm(dir.path(), &["exec", &big, "--max-memory", "128KiB", "--json"], b"");
+    assert_eq!(out.status.code(), Some(125), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
+    assert_eq!(report["blockedReason"], "memory_limit_exceeded", "{report}");
+    assert!(report["hint"].as_str().is_some_and(|h| h.contains("--max-memory")), "{report}");
+}
+
+#[test]
 fn bad_flag_values_say_what_is_wanted() {
     let dir = tempfile::tempdir().unwrap();
     for (flags, expected) in [
@@ -169,6 +204,20 @@ fn bad_flag_values_say_what_is_wanted() {
         assert_eq!(out.status.code(), Some(2), "{flag}: {}", text(&out));
         assert!(stderr(&out).contains(&format!("{flag} /nonexistent/file.json: no such file")), "{}", stderr(&out));
     }
+    // A --tool path that is there but is no module file says what it is.
+    let out = tdm(dir.path(), &["run", &echo(), "x", "--tool", &format!("a={}", dir.path().display())], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(stderr(&out).contains(": a directory, not a regular file"), "{}", stderr(&out));
+    #[cfg(unix)]
+    {
+        let fifo = dir.path().join("tool.fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let out = tdm(dir.path(), &["run", &echo(), "x", "--tool", &format!("a={}", fifo.display())], b"");
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(stderr(&out).contains(": a named pipe (FIFO), not a regular file"), "{}", stderr(&out));
+    }
+    let out = tdm(dir.path(), &["run", &echo(), "x", "--tool", "a=/nonexistent/tool.wasm"], b"");
+    assert!(stderr(&out).contains("--tool a=/nonexistent/tool.wasm: no such file"), "{}", stderr(&out));
     // Sizes with units are taken.
     let out = tdm(dir.path(), &["run", &echo(), "x", "--max-memory", "64MiB", "--timeout", "500ms"], b"");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

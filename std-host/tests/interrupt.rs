@@ -269,5 +269,7 @@ fn sigint_stops_the_start_of_tdm_exec_which_exits_130_after_reporting() {
     let report = lines.iter().find(|l| l.get("status").is_some()).expect("the report line");
     assert_eq!(report["status"], "cancelled", "{stderr}");
     assert_eq!(report["blockedReason"], "deadline_exceeded", "{stderr}");
+    assert_eq!(report["message"], "The command was cancelled (Ctrl-C) before it finished.", "{stderr}");
+    assert!(report["hint"].as_str().is_some_and(|h| h.contains("tdm exec again")), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -1,5 +1,6 @@
 //! `--json` prints JSON for every command, with one documented shape each (one document, or
-//! JSON lines for the audit stream), errors included, through the built binary.
+//! JSON lines for the audit stream), errors included (on stderr for `exec`, whose stdout is the
+//! command's), through the built binary.
 
 #[path = "support/tdm.rs"]
 mod support;
@@ -75,6 +76,34 @@ fn errors_with_json_are_json_on_stdout() {
         assert!(matches!(error["error"].as_str(), Some("usage" | "io" | "refused")), "{args:?}: {error}");
         assert!(!stderr(&out).is_empty(), "the text goes to stderr too: {args:?}");
     }
+}
+
+#[test]
+fn exec_errors_with_json_are_one_json_line_on_stderr_whoever_finds_them() {
+    // exec's stdout is the command's: tdm's own errors, clap's included, go to stderr.
+    let dir = tempfile::tempdir().unwrap();
+    let command = write(dir.path(), "cmd.wat", r#"(module (memory (export "memory") 1) (func (export "_start")))"#);
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["exec", &command, "--env", "NOEQ", "--json"],
+        vec!["exec", &command, "--bogus", "--json"],
+        vec!["exec", "--json"],
+        vec!["-q", "exec", &command, "--fuel", "0", "--json"],
+        vec!["exec", &command, "--dir", "/nonexistent", "--json"],
+        vec!["exec", "/nonexistent.wasm", "--json"],
+    ];
+    for args in cases {
+        let out = tdm(dir.path(), &args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(out.stdout.is_empty(), "{args:?}: stdout is the command's: {}", text(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{args:?}: one JSON line: {err}");
+        let error: Value = serde_json::from_str(&err).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {err}"));
+        assert_eq!((error["status"].as_str(), error["error"].as_str()), (Some("error"), Some("usage")), "{args:?}");
+        assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{args:?}: {error}");
+    }
+    // A missing argument is named.
+    let missing = stderr(&tdm(dir.path(), &["exec", "--json"], b""));
+    assert!(missing.contains("<MODULE>"), "{missing}");
 }
 
 #[test]

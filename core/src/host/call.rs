@@ -59,8 +59,10 @@ fn absorb(state: &mut HostState, spent: &Spent) {
     state.host.bytes = state.host.bytes.saturating_add(spent.host_bytes);
     for (stderr, bytes) in [(false, &spent.stdout), (true, &spent.stderr)] {
         if !bytes.is_empty() {
-            // A closed output only loses the nested tool's lines; the call goes on.
-            let _ = state.wasi.output.write(stderr, bytes);
+            // A closed output only loses the nested tool's lines; the call goes on. The write
+            // waits at most until the deadline, which the call looks at when it returns.
+            let wait = state.deadline_wait_ns();
+            let _ = state.wasi.output.write(stderr, bytes, wait);
         }
     }
 }

@@ -114,7 +114,9 @@ pub(super) fn stat_node(state: &mut HostState, node: fs::NodeId) -> Result<NodeS
 }
 
 /// `fd_write`: gathers the iovecs into stdout or stderr. Every iovec and the result pointer are
-/// checked, and the whole write charged, before anything is written.
+/// checked, and the whole write charged, before anything is written. The sink waits for its
+/// reader at most until the run's deadline: a write the deadline cuts short ends the run with
+/// `deadline_exceeded`.
 fn write(
     guest: &mut Guest<'_>,
     state: &mut HostState,
@@ -140,13 +142,14 @@ fn write(
         if len == 0 {
             continue;
         }
-        if state.wasi.output.write(stderr, guest.bytes(ptr, len)?) == Written::Closed {
-            if done == 0 {
-                return Err(Errno::Pipe.into());
-            }
-            break;
+        let wait = state.deadline_wait_ns();
+        match state.wasi.output.write(stderr, guest.bytes(ptr, len)?, wait) {
+            Written::Taken => done += u64::from(len),
+            Written::Closed if done == 0 => return Err(Errno::Pipe.into()),
+            Written::Pending if wait.is_some() => return Err(state.deadline_failure().into()),
+            Written::Pending if done == 0 => return Err(Errno::Again.into()),
+            Written::Closed | Written::Pending => break,
         }
-        done += u64::from(len);
     }
     Ok(guest.set_u32(written, u32::try_from(done).unwrap_or(u32::MAX))?)
 }

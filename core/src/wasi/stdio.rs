@@ -12,12 +12,18 @@ pub enum Written {
     Taken,
     /// The reader is gone (a closed pipe): the guest gets `EPIPE`.
     Closed,
+    /// The bytes were not taken within the wait the sink was given: the run's deadline came
+    /// first (a reader that stopped reading), and the run ends with `deadline_exceeded`.
+    Pending,
 }
 
-/// Where the guest's stdout and stderr go.
+/// Where the guest's stdout and stderr go. Core never blocks on it: every write says how long
+/// the sink may wait (the time left before the run's deadline), and a sink must return by then.
 pub trait OutputSink: Send {
-    /// Takes bytes written to fd 1 (`stderr == false`) or fd 2 (`stderr == true`).
-    fn write(&mut self, stderr: bool, bytes: &[u8]) -> Written;
+    /// Takes bytes written to fd 1 (`stderr == false`) or fd 2 (`stderr == true`), waiting at
+    /// most `max_wait_ns` for its reader; `None` means the run has no wall-clock deadline, so
+    /// the sink may wait as long as its reader takes.
+    fn write(&mut self, stderr: bool, bytes: &[u8], max_wait_ns: Option<u64>) -> Written;
     /// Hands over and clears what was captured: (stdout, stderr, bytes dropped). Sinks that
     /// stream instead of capturing return `None`.
     fn take_captured(&mut self) -> Option<(Vec<u8>, Vec<u8>, u64)> {
@@ -45,7 +51,7 @@ impl Capture {
 }
 
 impl OutputSink for Capture {
-    fn write(&mut self, stderr: bool, bytes: &[u8]) -> Written {
+    fn write(&mut self, stderr: bool, bytes: &[u8], _max_wait_ns: Option<u64>) -> Written {
         let buf = if stderr { &mut self.stderr } else { &mut self.stdout };
         let room = self.limit.saturating_sub(buf.len());
         let kept = room.min(bytes.len());
@@ -122,8 +128,8 @@ mod tests {
     #[test]
     fn capture_keeps_at_most_its_limit() {
         let mut capture = Capture::new(4);
-        capture.write(false, b"hello");
-        capture.write(true, b"ab");
+        capture.write(false, b"hello", None);
+        capture.write(true, b"ab", Some(0));
         assert_eq!(capture.stdout, b"hell");
         assert_eq!(capture.stderr, b"ab");
         assert_eq!(capture.dropped, 1);

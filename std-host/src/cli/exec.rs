@@ -10,6 +10,7 @@ use crate::command::{command_policy, stats_line};
 use crate::dirfs::DirFs;
 use crate::environment::Cancel;
 use crate::exit::{EXIT_EXEC_CANCELLED, EXIT_EXEC_LIMIT, EXIT_EXEC_REJECTED, EXIT_EXEC_TRAP, EXIT_FAILED};
+use crate::hints::{command_message, recovery_hint, Context, Front};
 use crate::module_file::{read_module_within, ModuleFileError};
 use crate::session::{command_environment, CommandOutput};
 use crate::stdio::{stdio_kinds, StdinReader};
@@ -25,9 +26,31 @@ Examples:
   tdm exec hello.wasm -- --name Ada
   tdm exec tool.wasm --dir ./data --env LANG=C --fuel 100_000_000 --max-memory 32MiB --stats";
 
+/// `--fuel` as `tdm exec` takes it: a command's default budget scales with its deadline.
+const FUEL_HELP: &str = "Fuel budget of the command (deterministic instruction count; `_` may group digits) \
+     [default: 100_000_000_000 per second of the deadline, 500_000_000_000 for the default 5s]";
+/// `--timeout` as `tdm exec` takes it: no approval to bound it.
+const TIMEOUT_HELP: &str =
+    "Wall-clock deadline of the command: seconds (2, 0.5, 2s) or milliseconds (500ms) [default: 5s]";
+/// `--max-memory` as `tdm exec` takes it.
+const MAX_MEMORY_HELP: &str = "Linear memory limit: bytes or a size with a unit (64MiB, 512KiB, 1GiB) [default: 64MiB]";
+/// `--stats` as `tdm exec` prints them.
+const STATS_HELP: &str = "Print fuel used, fuel budget, peak memory and time to stderr (a JSON line with --json)";
+
+/// `--json` as `tdm exec` takes it: stdout stays the command's.
+const JSON_HELP: &str =
+    "Print tdm's own messages (errors, the stop report, --stats) as JSON lines on stderr; stdout stays the command's";
+
 /// `tdm exec`'s flags.
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
+#[command(
+    after_help = EXAMPLES,
+    mut_arg("fuel", |a| a.help(FUEL_HELP)),
+    mut_arg("timeout", |a| a.help(TIMEOUT_HELP)),
+    mut_arg("max_memory", |a| a.help(MAX_MEMORY_HELP)),
+    mut_arg("stats", |a| a.help(STATS_HELP)),
+    mut_arg("json", |a| a.help(JSON_HELP)),
+)]
 pub struct ExecArgs {
     /// The WASI command module (.wasm or .wat)
     pub(crate) module: PathBuf,
@@ -61,20 +84,30 @@ pub fn main(args: &ExecArgs, _global: &GlobalArgs) -> u8 {
     })
 }
 
+/// A failure before anything ran.
+const AT_LOAD: Context = Context { at_load: true, is_command: false, cancelled: false, undeclared: false, wat: false };
+
 /// One JSON line on stderr.
 fn errln_json(value: &Value) {
-    let _ = terminal::write_json(&mut std::io::stderr().lock(), &value.to_string(), terminal::Layout::Line);
+    terminal::err_json(&value.to_string());
 }
 
-/// Reports a module that stopped or was rejected: text, or a JSON line, on stderr.
-fn report(args: &ExecArgs, what: &str, failure: &Failure, hint: Option<String>) {
+/// Reports a module that stopped or was rejected: text, or a JSON line, on stderr. `hint`
+/// defaults to the one [`Front::Exec`] gives for the failure (`context`).
+fn report(args: &ExecArgs, what: &str, failure: &Failure, hint: Option<String>, context: Context) {
+    let hint = hint.or_else(|| recovery_hint(failure, Front::Exec, context));
+    let message = if context.cancelled {
+        "The command was cancelled (Ctrl-C) before it finished.".to_string()
+    } else {
+        command_message(failure)
+    };
     if args.json.json {
         errln_json(&json!({
             "status": what, "module": args.module.display().to_string(),
-            "blockedReason": failure.reason.as_str(), "message": failure.message(), "hint": hint,
+            "blockedReason": failure.reason.as_str(), "message": message, "hint": hint,
         }));
     } else {
-        errln!("tdm: {} {what}: {} ({})", args.module.display(), failure.message(), failure.reason);
+        errln!("tdm: {} {what}: {message} ({})", args.module.display(), failure.reason);
         if let Some(hint) = hint {
             errln!("tdm: hint: {hint}");
         }
@@ -117,7 +150,7 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
             let error = CliError::wat(&e);
             let failure = Failure::new(BlockedReason::InvalidModule, e.headline());
             if args.json.json {
-                report(args, "rejected", &failure, None);
+                report(args, "rejected", &failure, None, AT_LOAD);
             } else {
                 errln!("tdm: error: {}", error.message);
                 for line in &error.detail {
@@ -139,7 +172,7 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
                     args.module.display()
                 )
             });
-            report(args, "rejected", &failure, hint);
+            report(args, "rejected", &failure, hint, AT_LOAD);
             return Ok(EXIT_EXEC_REJECTED);
         }
     };
@@ -152,16 +185,16 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     let argv0 = args.module.file_name().map_or_else(|| "module".to_string(), |n| n.to_string_lossy().into_owned());
     let mut argv = vec![argv0];
     argv.extend(args.args.iter().cloned());
+    let cancel = super::run::sigint_cancel();
     let wasi = WasiConfig {
         args: argv,
         environ: args.envs.clone(),
         fs,
-        output: Some(Box::new(CommandOutput)),
+        output: Some(Box::new(CommandOutput::stdio(cancel.clone()))),
         stdin: Some(Box::new(StdinReader::stdin())),
         stdio: stdio_kinds(),
     };
     let budget = plugin.policy().fuel_per_intent;
-    let cancel = super::run::sigint_cancel();
     let env = command_environment(args.seed.seed, plugin.policy(), cancel.clone());
     let started = Instant::now();
     let report_of_run = run_command(&plugin, env, wasi);
@@ -185,12 +218,11 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     match report_of_run.exit {
         CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
         CommandExit::Failed(failure) if cancelled && failure.reason == BlockedReason::DeadlineExceeded => {
-            let failure = Failure::new(BlockedReason::DeadlineExceeded, "cancelled (Ctrl-C) before it finished");
-            report(args, "cancelled", &failure, None);
+            report(args, "cancelled", &failure, None, Context { cancelled: true, ..Context::default() });
             Ok(EXIT_EXEC_CANCELLED)
         }
         CommandExit::Failed(failure) => {
-            report(args, "stopped", &failure, None);
+            report(args, "stopped", &failure, None, Context::default());
             Ok(match failure.reason {
                 BlockedReason::PluginTrap => EXIT_EXEC_TRAP,
                 _ => EXIT_EXEC_LIMIT,

@@ -125,20 +125,39 @@ pub fn main() -> ExitCode {
 
 /// A flag clap refused (or `--help`/`--version`): printed as clap renders it (escaped, like
 /// every line tdm prints), and with `--json` among the arguments also as the error object on
-/// stdout, so `--json` always prints JSON.
+/// stdout, so `--json` always prints JSON. `tdm exec`'s stdout is the command's: there the
+/// error object is the one line on stderr, as every other message of tdm's is with `--json`.
 fn usage_error(e: &clap::Error) -> u8 {
     if !e.use_stderr() {
         let _ = e.print();
         return EXIT_COMPLETED;
     }
     let rendered = e.render().to_string();
-    for line in rendered.lines() {
-        crate::terminal::err_line(line);
+    let json = std::env::args_os().take_while(|a| a != "--").any(|a| a == "--json");
+    let exec = subcommand_typed().as_deref() == Some("exec");
+    if !(json && exec) {
+        for line in rendered.lines() {
+            crate::terminal::err_line(line);
+        }
     }
-    if std::env::args_os().take_while(|a| a != "--").any(|a| a == "--json") {
-        let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
-        let error = report::CliError::usage(first).hint("run the subcommand with --help for its flags");
-        crate::terminal::out_json(&error.json().to_string());
+    if json {
+        // The error's first paragraph (a missing argument's name is on the lines after the first).
+        let lines: Vec<&str> = rendered.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+        let first = lines.join(" ");
+        let first = first.trim_start_matches("error: ");
+        let error = report::CliError::usage(if first.is_empty() { "invalid arguments" } else { first })
+            .hint("run the subcommand with --help for its flags");
+        if exec {
+            crate::terminal::err_json(&error.json().to_string());
+        } else {
+            crate::terminal::out_json(&error.json().to_string());
+        }
     }
     EXIT_USAGE
+}
+
+/// The subcommand the arguments name, read past the errors that made the parse fail.
+fn subcommand_typed() -> Option<String> {
+    let matches = command().ignore_errors(true).try_get_matches().ok()?;
+    matches.subcommand_name().map(str::to_string)
 }

@@ -19,9 +19,13 @@ Examples:
   tdm repl echo                              an installed, approved plugin, within its approval
   printf 'greet {}\\nsum [1,2]\\n' | tdm repl plugin.wasm    one JSON line per entry on stdout";
 
+/// `--stats` as the REPL takes it: it has no `--json`, and prints each intent's figures anyway.
+const STATS_HELP: &str = "Accepted as on `tdm run`: the REPL prints every intent's fuel, memory and time anyway \
+     (:stats sums them)";
+
 /// `tdm repl`'s flags.
 #[derive(Debug, Args)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = EXAMPLES, mut_arg("stats", |a| a.help(STATS_HELP)))]
 pub struct ReplArgs {
     /// A module file (.wasm or .wat), or the id of an installed, approved plugin
     pub(crate) target: String,

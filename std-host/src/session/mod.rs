@@ -8,6 +8,7 @@
 
 use crate::declared::Declared;
 use crate::environment::{Cancel, EnvironmentChoice};
+use crate::files::FileKind;
 use crate::hints::{self, Front};
 use crate::intents::audit::AuditLog;
 use crate::intents::context::Context;
@@ -358,8 +359,8 @@ impl Session {
             }
         }
         for (id, path) in &self.options.host.tools {
-            if !path.is_file() {
-                return Err(SessionError::Usage(format!("--tool {id}={}: no such file", path.display())));
+            if let Some(problem) = not_a_module_file(path) {
+                return Err(SessionError::Usage(format!("--tool {id}={}: {problem}", path.display())));
             }
         }
         self.host_intents().map(drop)
@@ -561,5 +562,18 @@ impl Session {
         let changed = reopened.identity.hash != self.identity.hash;
         *self = reopened;
         Ok(changed)
+    }
+}
+
+/// Why `path` cannot be a tool's module file: missing, not a regular file (a directory, a FIFO,
+/// ...; looked at with `stat`, never opened), or unreadable; `None` when it is a regular file.
+fn not_a_module_file(path: &Path) -> Option<String> {
+    match std::fs::metadata(path) {
+        Ok(meta) => match FileKind::of(meta.file_type())? {
+            FileKind::Other => Some("not a regular file".to_string()),
+            kind => Some(format!("{kind}, not a regular file")),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some("no such file".to_string()),
+        Err(e) => Some(format!("cannot read it: {e}")),
     }
 }
