@@ -328,6 +328,14 @@ impl Net {
                 .get(http::header::LOCATION)
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
             match location {
+                Some(location) if is_redirect(status) && redaction.text(&location) != location => {
+                    // The server put a secret sent with the request into the redirect: the
+                    // next hop would carry it to wherever the target points.
+                    return Err(failure(
+                        BlockedReason::PermissionDenied,
+                        "`net.fetch` was redirected to a target that carries a secret sent with the request; it is not followed.",
+                    ));
+                }
                 Some(location) if is_redirect(status) => {
                     if hop == MAX_REDIRECTS {
                         return Err(failure(

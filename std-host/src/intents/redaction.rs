@@ -123,9 +123,22 @@ impl Redaction {
 
     /// `failure` with its detail redacted.
     pub fn failure(&self, mut failure: Failure) -> Failure {
-        if !self.is_empty() {
-            failure.detail = self.text(&failure.detail);
+        if self.is_empty() {
+            return failure;
         }
+        let mut detail = self.text(&failure.detail);
+        // A detail cut at core's bound (`... (N more bytes)`) can end in the first bytes of a
+        // secret, which no whole match finds: the bytes before the cut that could hold such a
+        // start (as long as the longest form, each byte escaped as `\u00XX`) go too.
+        if let Some(cut) = detail.rfind("... (").filter(|_| detail.ends_with(" more bytes)")) {
+            let longest = self.secrets.iter().flat_map(|s| s.patterns.iter()).map(Vec::len).max().unwrap_or(0);
+            let mut start = cut.saturating_sub(longest.saturating_mul(6));
+            while !detail.is_char_boundary(start) {
+                start -= 1;
+            }
+            detail.replace_range(start..cut, "[redacted]");
+        }
+        failure.detail = detail;
         failure
     }
 }
@@ -211,6 +224,25 @@ mod tests {
     use super::*;
 
     const SECRET: &str = "sk-live-7f3a9c1e-TOP SECRET/+";
+
+    #[test]
+    fn a_failure_cut_inside_a_secret_loses_the_part_before_the_cut_too() {
+        let mut redaction = Redaction::default();
+        redaction.add("KEY", SECRET);
+        // Core bounds a failure's detail: a long detail ending in the secret is cut inside it.
+        // 16 + 1982 bytes, then the secret: core keeps 2008 bytes, 10 of them the secret's.
+        let long = format!("redirected to x:{}{SECRET} and more{}", "A".repeat(1982), "B".repeat(100));
+        let bounded = Failure::new(contour_core::BlockedReason::PermissionDenied, long);
+        assert!(bounded.detail.contains(&SECRET[..10]) && !bounded.detail.contains(SECRET), "{}", bounded.detail);
+        let failure = redaction.failure(bounded);
+        assert!(failure.detail.ends_with(" more bytes)"), "{}", failure.detail);
+        for k in 4..=SECRET.len() {
+            assert!(!failure.detail.contains(&SECRET[..k]), "{k} bytes: {}", failure.detail);
+        }
+        // An uncut detail keeps everything but the secret itself.
+        let short = redaction.failure(Failure::new(contour_core::BlockedReason::PermissionDenied, "sk-live: no"));
+        assert_eq!(short.detail, "sk-live: no");
+    }
 
     /// A plain base64 encoder (standard alphabet, padded), written apart from `base64_core`.
     fn standard_base64(bytes: &[u8]) -> String {
