@@ -164,3 +164,41 @@ fn import_names_cannot_make_the_outcome_unbounded() {
     assert!(message.starts_with("The module imports host functions that are not allowed. 300 rejected"), "{message}");
     assert!(message.contains("more bytes)"), "each name is cut: {message}");
 }
+
+/// A command that opens `a.txt` in its preopen until `path_open` fails, never closing: it exits
+/// 0 when the failure is `EMFILE` after exactly as many opens as the fd limit leaves (the limit
+/// less stdio and the preopen), else 100 + the errno.
+const OPEN_FOREVER: &str = r#"(module
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 1024) "a.txt")
+  (func (export "_start") (local $opened i32) (local $errno i32)
+    (loop $again
+      (local.set $errno (call $open (i32.const 3) (i32.const 1) (i32.const 1024) (i32.const 5)
+        (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 16)))
+      (if (i32.eqz (local.get $errno))
+        (then (local.set $opened (i32.add (local.get $opened) (i32.const 1))) (br $again))))
+    (if (i32.and (i32.eq (local.get $errno) (i32.const 33)) (i32.eq (local.get $opened) (i32.const 1020)))
+      (then (call $exit (i32.const 0))))
+    (call $exit (i32.add (i32.const 100) (local.get $errno)))))"#;
+
+#[test]
+fn a_command_that_opens_without_closing_gets_emfile_at_the_fd_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("a.txt"), b"hi").unwrap();
+    let module = dir.path().join("open-forever.wat");
+    std::fs::write(&module, OPEN_FOREVER).unwrap();
+    let (output, _) = tdm(&["exec", &module.display().to_string(), "--dir", &root.display().to_string()]);
+    // Without the limit every open holds a host file handle until the process runs out (the
+    // guest then sees another errno, after as many opens as the host's own limit allows).
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "exit 100 + errno otherwise: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -28,6 +28,8 @@ pub enum Errno {
     Isdir = 31,
     /// Too many levels of symbolic links.
     Loop = 32,
+    /// Too many open files (the guest holds [`crate::wasi::MAX_OPEN_FDS`]).
+    Mfile = 33,
     /// Filename too long.
     Nametoolong = 37,
     /// No such file or directory.

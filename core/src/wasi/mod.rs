@@ -28,7 +28,7 @@ mod stdio;
 
 pub use crate::allowlist::WASI_MODULE as MODULE;
 pub use errno::Errno;
-pub use state::{WasiConfig, WasiState};
+pub use state::{WasiConfig, WasiState, MAX_OPEN_FDS};
 pub use stdio::{Capture, Input, InputSource, NoInput, OutputSink, StdioKind, Written};
 
 pub use link::link;

@@ -84,6 +84,11 @@ fn open(
     if wants_write {
         return Err(refuse_write_open(state, dirfd, &path, dirflags & 1 != 0, oflags));
     }
+    // Each open fd holds a node of the embedder's filesystem (a host file handle, memory): a
+    // guest that opens without closing gets `EMFILE`, as from a process's fd limit.
+    if !state.wasi.can_open() {
+        return Err(Errno::Mfile.into());
+    }
     let node = open_path(state, dirfd, &path, dirflags & 1 != 0)?;
     let kind = match super::fd::stat_node(state, node) {
         Ok(stat) => stat.kind,

@@ -9,6 +9,12 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+/// The most fds a guest may hold open at once, stdio and preopens included (`path_open`
+/// answers `EMFILE` past it): each holds a node of the embedder's filesystem, which may be a
+/// host file handle, so a guest that opens without closing cannot run the host out of handles
+/// or memory.
+pub const MAX_OPEN_FDS: usize = 1024;
+
 /// An open file descriptor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Fd {
@@ -127,6 +133,11 @@ impl WasiState {
     /// The embedder's filesystem (`EBADF` when nothing is preopened).
     pub(crate) fn fs(&mut self) -> Result<&mut Box<dyn ReadOnlyFs>, Errno> {
         self.fs.as_mut().ok_or(Errno::Badf)
+    }
+
+    /// Whether the guest may open one more fd (fewer than [`MAX_OPEN_FDS`] are open).
+    pub(crate) fn can_open(&self) -> bool {
+        self.fds.len() < MAX_OPEN_FDS
     }
 
     /// Adds `fd` under the number after the highest open one.
