@@ -1,4 +1,5 @@
-//! Contour against bare wasmi: cold start (bytes to a ready instance), the echo round trip on a warm instance (a
+//! Contour against bare wasmi: cold start (bytes to a ready instance), an installed plugin's launch from disk as
+//! `tdm call` does it, the echo round trip on a warm instance (a
 //! constant-answer WAT plugin, and the Rust SDK's hello plugin when it is built), the same greet through each guest
 //! SDK, compute (fib, a tight loop) with fuel metering on, one host call of `log`, and intents per second over
 //! separate sandboxes on 1 and 2 threads.
@@ -7,6 +8,7 @@ mod common;
 
 use contour_benches::baseline::{wasmi_engine, wasmi_instance, wasmi_instance_on, HostFnWork, RawEcho, RawHostLog};
 use contour_benches::contour::{self, log_sandbox, warm_sandbox};
+use contour_benches::installed::{self, InstalledFixture};
 use contour_benches::{
     echo_wasm, fib_wasm, host_log_wasm, large_wasm, loop_wasm, request_of_size, request_with_n, HOST_CALLS_PER_INTENT,
 };
@@ -59,6 +61,25 @@ fn cold_start(c: &mut Criterion) {
         }
         group.finish();
     }
+}
+
+/// An installed plugin's launch from disk, as `tdm call` does it in a fresh process (the
+/// approved-launch check reading the state and the package and hashing the module, a lazy load
+/// on a runtime of its own, a sandbox, its launch), against bare wasmi reading the same file and
+/// instantiating it lazily on an engine made in the iteration too.
+fn installed_launch(c: &mut Criterion) {
+    let fixture = InstalledFixture::new(&large_wasm());
+    let mut group = c.benchmark_group("installed_launch/large");
+    group.sampling_mode(SamplingMode::Flat);
+    group.bench_function("contour_call", |b| b.iter(|| installed::installed_launch(black_box(&fixture))));
+    group.bench_function("wasmi_lazy_from_disk", |b| {
+        b.iter(|| {
+            let engine = wasmi_engine(CompilationMode::Lazy, true);
+            let bytes = std::fs::read(black_box(&fixture.module)).expect("the installed module reads");
+            wasmi_instance_on(&engine, &bytes)
+        })
+    });
+    group.finish();
 }
 
 fn echo(c: &mut Criterion) {
@@ -247,6 +268,6 @@ fn throughput(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = common::config();
-    targets = cold_start, echo, echo_rust, greet, compute, host_call, throughput
+    targets = cold_start, installed_launch, echo, echo_rust, greet, compute, host_call, throughput
 }
 criterion_main!(benches);

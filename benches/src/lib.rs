@@ -8,6 +8,7 @@
 
 pub mod baseline;
 pub mod contour;
+pub mod installed;
 pub mod peers;
 
 use std::fmt::Write as _;

@@ -1,0 +1,64 @@
+//! An installed plugin's launch, as `tdm call` does it in a fresh process: a workspace on disk
+//! with the module installed from a package folder and approved, then the approved-launch check
+//! (state, package read, hash), the load (lazy: the module was validated at install), a sandbox
+//! and its launch.
+
+use contour_core::trace::{hex, sha256};
+use contour_core::Sandbox;
+use std::path::{Path, PathBuf};
+use tdm_sdk::operator::{self, Source};
+use tdm_sdk::session::{Session, SessionOptions};
+use tdm_sdk::workspace::Workspace;
+
+/// The id the fixture installs its module under.
+pub const INSTALLED_ID: &str = "bench-large";
+
+/// A workspace on disk holding one installed, approved plugin; removed on drop.
+pub struct InstalledFixture {
+    root: PathBuf,
+    /// The workspace `tdm call` would use.
+    pub workspace: Workspace,
+    /// The installed module file (what a bare host would read).
+    pub module: PathBuf,
+}
+
+impl InstalledFixture {
+    /// Installs `wasm` (a plugin) from a package folder under a fresh temporary folder and
+    /// approves it.
+    pub fn new(wasm: &[u8]) -> Self {
+        let root = std::env::temp_dir().join(format!("contour-bench-installed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let package = root.join("package");
+        std::fs::create_dir_all(package.join("dist")).expect("the package folder is created");
+        std::fs::write(package.join("dist/plugin.wasm"), wasm).expect("the module is written");
+        let manifest = format!(
+            "id = \"{INSTALLED_ID}\"\nversion = \"1.0.0\"\nname = \"bench\"\ndescription = \"the large bench module\"\n\
+             module = \"dist/plugin.wasm\"\nsha256 = \"{}\"\npermissions = []\n",
+            hex(&sha256(wasm))
+        );
+        std::fs::write(package.join("plugin.toml"), manifest).expect("the manifest is written");
+        let workspace = Workspace::open(root.join("workspace")).expect("the workspace is created");
+        let report = operator::install(&workspace, &Source::Folder(package), false).expect("the module installs");
+        operator::approve(&workspace, INSTALLED_ID, &report.sha256, Vec::new()).expect("the plugin is approved");
+        let (installed, _) = operator::installed_package(&workspace, INSTALLED_ID).expect("it is installed");
+        let module = workspace.dir.join(&installed.path).join("dist/plugin.wasm");
+        assert!(Path::new(&module).is_file(), "{} is the installed module", module.display());
+        Self { root, workspace, module }
+    }
+}
+
+impl Drop for InstalledFixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// What `tdm call` does before its first intent: the approved-launch check, the lazy load on a
+/// runtime of its own, a sandbox, its launch.
+pub fn installed_launch(fixture: &InstalledFixture) -> Sandbox {
+    let session = Session::open_installed(&fixture.workspace, INSTALLED_ID, SessionOptions::default())
+        .unwrap_or_else(|e| panic!("the installed plugin opens: {e}"));
+    let mut sandbox = session.sandbox().unwrap_or_else(|e| panic!("a sandbox: {e}"));
+    sandbox.launch().unwrap_or_else(|f| panic!("the plugin launches: {}", f.message()));
+    sandbox
+}
