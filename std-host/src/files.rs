@@ -1,12 +1,14 @@
 //! Every file tdm reads goes through here: opened without blocking (a FIFO, socket or device
 //! is refused before a byte is read), its size checked from the open handle's metadata against
 //! a bound before reading, then read with at most one byte past the bound so a file that grew
-//! is refused too. Also the truncation of file content quoted in an error message.
+//! is refused too. Files inside a package are opened one name at a time from a directory handle,
+//! never following a symlink, and checked to be the very file looked at (device and inode).
+//! Also the truncation of file content quoted in an error message.
 
 use std::fmt;
 use std::fs::File;
 use std::io::{ErrorKind, Read};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// The most bytes of file content (or of a message quoting it) an error message carries.
 pub const MAX_QUOTED_BYTES: usize = 1024;
@@ -33,32 +35,41 @@ pub enum FileKind {
 impl FileKind {
     /// The kind of a non-regular file type (`None` for a regular file).
     pub fn of(ty: std::fs::FileType) -> Option<Self> {
-        if ty.is_file() {
+        #[cfg(unix)]
+        use std::os::unix::fs::FileTypeExt;
+        #[cfg(unix)]
+        let special = [ty.is_fifo(), ty.is_socket(), ty.is_char_device(), ty.is_block_device()];
+        #[cfg(not(unix))]
+        let special = [false; 4];
+        Self::classify(ty.is_file(), ty.is_dir(), ty.is_symlink(), special)
+    }
+
+    /// The kind of a non-regular cap-std file type, as from a directory listing (`None` for a
+    /// regular file).
+    pub fn of_entry(ty: cap_std::fs::FileType) -> Option<Self> {
+        #[cfg(unix)]
+        use cap_std::fs::FileTypeExt;
+        #[cfg(unix)]
+        let special = [ty.is_fifo(), ty.is_socket(), ty.is_char_device(), ty.is_block_device()];
+        #[cfg(not(unix))]
+        let special = [false; 4];
+        Self::classify(ty.is_file(), ty.is_dir(), ty.is_symlink(), special)
+    }
+
+    /// The kind from what a file type says it is; `special` is FIFO, socket, character device
+    /// and block device.
+    fn classify(file: bool, dir: bool, symlink: bool, special: [bool; 4]) -> Option<Self> {
+        if file {
             return None;
         }
-        if ty.is_dir() {
+        if dir {
             return Some(Self::Directory);
         }
-        if ty.is_symlink() {
+        if symlink {
             return Some(Self::Symlink);
         }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::FileTypeExt;
-            if ty.is_fifo() {
-                return Some(Self::Fifo);
-            }
-            if ty.is_socket() {
-                return Some(Self::Socket);
-            }
-            if ty.is_char_device() {
-                return Some(Self::CharDevice);
-            }
-            if ty.is_block_device() {
-                return Some(Self::BlockDevice);
-            }
-        }
-        Some(Self::Other)
+        let kinds = [Self::Fifo, Self::Socket, Self::CharDevice, Self::BlockDevice];
+        Some(special.iter().zip(kinds).find(|(is, _)| **is).map_or(Self::Other, |(_, kind)| kind))
     }
 }
 
@@ -100,6 +111,12 @@ pub enum FileError {
         /// The bound.
         limit: u64,
     },
+    /// The name now leads to another file than the one checked before (it was swapped, for
+    /// a symlink or another file, while tdm was working); nothing was read.
+    Changed {
+        /// The path.
+        path: PathBuf,
+    },
     /// Opening or reading failed.
     Io {
         /// The path.
@@ -119,6 +136,7 @@ impl FileError {
             Self::NotFound { path }
             | Self::NotAFile { path, .. }
             | Self::TooLarge { path, .. }
+            | Self::Changed { path }
             | Self::Io { path, .. } => path,
         }
     }
@@ -140,6 +158,9 @@ impl FileError {
             Self::NotAFile { kind, .. } => format!("it is {kind}, not a regular file; it was not read"),
             Self::TooLarge { size, limit, .. } => {
                 format!("it has {size} bytes; the limit is {limit} bytes; it was not read")
+            }
+            Self::Changed { .. } => {
+                "it was replaced after it was checked (it is no longer the same file); it was not read".to_string()
             }
             Self::Io { message, .. } => message.clone(),
         }
@@ -233,6 +254,180 @@ pub fn open_regular_in(dir: &cap_std::fs::Dir, relative: &Path, shown: &Path) ->
     }
     let file = dir.open_with(relative, &nonblocking_read()).map_err(|e| FileError::io(shown, &e))?.into_std();
     let size = regular_size(&file, shown)?;
+    Ok((file, size))
+}
+
+/// Which file a directory entry or an open handle is: device and inode on Unix, so a file
+/// opened by name can be checked to be the very one looked at before. Elsewhere there is
+/// nothing to compare and every identity matches (cap-std still keeps opens inside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    #[cfg(unix)]
+    dev: u64,
+    #[cfg(unix)]
+    ino: u64,
+}
+
+impl FileId {
+    /// The identity in cap-std metadata (of the entry itself when it came from
+    /// `symlink_metadata` or a directory listing).
+    pub fn of(metadata: &cap_std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        {
+            use cap_std::fs::MetadataExt;
+            Self { dev: metadata.dev(), ino: metadata.ino() }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = metadata;
+            Self {}
+        }
+    }
+
+    /// The identity of an open handle's metadata.
+    fn of_handle(metadata: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Self { dev: metadata.dev(), ino: metadata.ino() }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = metadata;
+            Self {}
+        }
+    }
+}
+
+/// Read options that never follow a symlink at the name opened and never block (on Unix
+/// `O_NOFOLLOW | O_NONBLOCK`, and `O_DIRECTORY` for a directory).
+fn nofollow_read(directory: bool) -> cap_std::fs::OpenOptions {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        let directory = if directory { libc::O_DIRECTORY } else { 0 };
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | directory);
+    }
+    #[cfg(not(unix))]
+    let _ = directory;
+    options
+}
+
+/// Opens the entry `name` (one plain name) of `dir` without following a symlink: looked at
+/// first (a symlink is refused; when `expected` is given the entry must be that file), opened
+/// with `O_NOFOLLOW`, and the handle must be the entry looked at (so a swap in between, even
+/// one cap-std would follow inside `dir`, is refused). `shown` names it in errors.
+fn open_entry(
+    dir: &cap_std::fs::Dir,
+    name: &Path,
+    directory: bool,
+    expected: Option<FileId>,
+    shown: &Path,
+) -> Result<File, FileError> {
+    let seen = dir.symlink_metadata(name).map_err(|e| FileError::io(shown, &e))?;
+    let id = FileId::of(&seen);
+    if expected.is_some_and(|want| want != id) {
+        return Err(FileError::Changed { path: shown.to_path_buf() });
+    }
+    if seen.file_type().is_symlink() {
+        return Err(FileError::NotAFile { path: shown.to_path_buf(), kind: FileKind::Symlink });
+    }
+    #[cfg(not(unix))]
+    if directory {
+        let file = dir.open_dir(name).map_err(|e| FileError::io(shown, &e))?.into_std_file();
+        return same_file(file, id, shown);
+    }
+    let file = match dir.open_with(name, &nofollow_read(directory)) {
+        Ok(file) => file.into_std(),
+        // `O_NOFOLLOW` met a symlink that was not there when looked at.
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(FileError::Changed { path: shown.to_path_buf() })
+        }
+        Err(e) => return Err(FileError::io(shown, &e)),
+    };
+    same_file(file, id, shown)
+}
+
+/// `file` if its handle is the file `id` names.
+fn same_file(file: File, id: FileId, shown: &Path) -> Result<File, FileError> {
+    let metadata = file.metadata().map_err(|e| FileError::io(shown, &e))?;
+    if FileId::of_handle(&metadata) != id {
+        return Err(FileError::Changed { path: shown.to_path_buf() });
+    }
+    Ok(file)
+}
+
+/// The plain names of `relative`, or an error for a path that is absolute or has `..`.
+fn plain_names<'a>(relative: &'a Path, shown: &Path) -> Result<Vec<&'a Path>, FileError> {
+    relative
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .map(|c| match c {
+            Component::Normal(name) => Ok(Path::new(name)),
+            _ => Err(FileError::Io {
+                path: shown.to_path_buf(),
+                kind: ErrorKind::PermissionDenied,
+                message: "the path must be relative, with plain names only".into(),
+            }),
+        })
+        .collect()
+}
+
+/// Opens the subdirectory `name` (one plain name) of `dir`, never following a symlink; when
+/// `expected` is given it must be that directory (as listed before). `shown` names it in errors.
+pub fn open_subdir(
+    dir: &cap_std::fs::Dir,
+    name: &Path,
+    expected: Option<FileId>,
+    shown: &Path,
+) -> Result<cap_std::fs::Dir, FileError> {
+    let file = open_entry(dir, name, true, expected, shown)?;
+    Ok(cap_std::fs::Dir::from_std_file(file))
+}
+
+/// Opens the directory `relative` (plain names) inside `root` one name at a time, never
+/// following a symlink at any of them; `shown_root` names `root` in errors.
+pub fn open_dir_beneath(
+    root: &cap_std::fs::Dir,
+    relative: &Path,
+    shown_root: &Path,
+) -> Result<cap_std::fs::Dir, FileError> {
+    let mut dir = root.try_clone().map_err(|e| FileError::io(shown_root, &e))?;
+    let mut shown = shown_root.to_path_buf();
+    for name in plain_names(relative, &shown_root.join(relative))? {
+        shown.push(name);
+        dir = open_subdir(&dir, name, None, &shown)?;
+    }
+    Ok(dir)
+}
+
+/// Opens the regular file `relative` (plain names) inside `root` for reading, one name at a
+/// time, never following a symlink at any of them, never blocking; each directory on the way
+/// and the file are checked to be what was looked at just before, and the file to be
+/// `expected` when given (its identity recorded earlier). Returns it and its size from the
+/// handle. `shown_root` names `root` in errors.
+pub fn open_regular_beneath(
+    root: &cap_std::fs::Dir,
+    relative: &Path,
+    shown_root: &Path,
+    expected: Option<FileId>,
+) -> Result<(File, u64), FileError> {
+    let shown = shown_root.join(relative);
+    let names = plain_names(relative, &shown)?;
+    let Some((last, parents)) = names.split_last() else {
+        return Err(FileError::NotAFile { path: shown, kind: FileKind::Directory });
+    };
+    let mut dir = None;
+    let mut reached = shown_root.to_path_buf();
+    for name in parents {
+        reached.push(name);
+        dir = Some(open_subdir(dir.as_ref().unwrap_or(root), name, None, &reached)?);
+    }
+    let file = open_entry(dir.as_ref().unwrap_or(root), last, false, expected, &shown)?;
+    let size = regular_size(&file, &shown)?;
     Ok((file, size))
 }
 
@@ -338,5 +533,35 @@ mod tests {
         assert!(shown.starts_with(&"y".repeat(MAX_QUOTED_BYTES)), "{shown}");
         assert!(shown.ends_with(&format!("({} more bytes cut)", 5_000 - MAX_QUOTED_BYTES)), "{shown}");
         assert_eq!(quoted_display(&"fits"), "fits");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn opening_beneath_follows_no_symlink_and_checks_the_file_is_the_one_seen() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("real")).unwrap();
+        std::fs::write(tmp.path().join("real/a.txt"), "a").unwrap();
+        std::fs::write(tmp.path().join("b.txt"), "b").unwrap();
+        // Links that stay inside: cap-std alone would follow them.
+        std::os::unix::fs::symlink("real", tmp.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("b.txt", tmp.path().join("alias.txt")).unwrap();
+        let root = cap_std::fs::Dir::open_ambient_dir(tmp.path(), cap_std::ambient_authority()).unwrap();
+        let shown = Path::new("pkg");
+        assert!(open_regular_in(&root, Path::new("link/a.txt"), shown).is_ok());
+        for (path, at) in [("link/a.txt", "pkg/link"), ("alias.txt", "pkg/alias.txt")] {
+            let error = open_regular_beneath(&root, Path::new(path), shown, None).unwrap_err();
+            assert_eq!(error, FileError::NotAFile { path: PathBuf::from(at), kind: FileKind::Symlink }, "{path}");
+        }
+        assert!(matches!(
+            open_dir_beneath(&root, Path::new("link"), shown),
+            Err(FileError::NotAFile { kind: FileKind::Symlink, .. })
+        ));
+        let (_, size) = open_regular_beneath(&root, Path::new("real/a.txt"), shown, None).unwrap();
+        assert_eq!(size, 1);
+        // Another file than the one recorded is refused, not read.
+        let a = FileId::of(&root.symlink_metadata("real/a.txt").unwrap());
+        let error = open_regular_beneath(&root, Path::new("b.txt"), shown, Some(a)).unwrap_err();
+        assert_eq!(error, FileError::Changed { path: PathBuf::from("pkg/b.txt") });
+        assert!(open_regular_beneath(&root, Path::new("../b.txt"), shown, None).is_err());
     }
 }

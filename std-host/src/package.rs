@@ -2,7 +2,7 @@
 //! hash mismatch, a malformed permission and limits above the defaults are errors), and a hub
 //! folder's `index.json`. Nothing here runs plugin code.
 
-use crate::files::{self, FileError, FileKind};
+use crate::files::{self, FileError};
 use crate::module_file;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -10,6 +10,7 @@ use contour_core::{Permission, Permissions, Policy};
 use serde::Deserialize;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// The manifest file of a package.
 pub const MANIFEST: &str = "plugin.toml";
@@ -128,6 +129,9 @@ impl std::error::Error for PackageError {}
 pub struct PackageFiles {
     /// The folder they were read from.
     pub dir: PathBuf,
+    /// That folder, opened once: the manifest and module were read through it, and an install
+    /// lists and copies the other files through it (never by path again).
+    pub root: Arc<Dir>,
     /// `plugin.toml` as read.
     pub manifest_text: String,
     /// `plugin.toml` parsed.
@@ -209,16 +213,12 @@ pub fn valid_sha256(hash: &str) -> bool {
     hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// Reads a regular file inside the package, never following a symlink at its last component
-/// (a package holds regular files only; cap-std keeps every other component inside it).
+/// Reads a regular file inside the package, never following a symlink at any component (a
+/// package holds regular files and directories only) and checking the handle is the file that
+/// was looked at, so a name swapped for a link in between is refused, not followed.
 fn read_package_file(root: &Dir, dir: &Path, relative: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
-    let shown = dir.join(relative);
-    if let Ok(metadata) = root.symlink_metadata(relative) {
-        if metadata.file_type().is_symlink() {
-            return Err(FileError::NotAFile { path: shown, kind: FileKind::Symlink });
-        }
-    }
-    files::read_limited_in(root, relative, limit, &shown)
+    let (file, size) = files::open_regular_beneath(root, relative, dir, None)?;
+    files::read_opened(file, size, limit, &dir.join(relative))
 }
 
 impl PackageFiles {
@@ -228,6 +228,11 @@ impl PackageFiles {
     pub fn read(dir: &Path) -> Result<Self, PackageError> {
         let root = Dir::open_ambient_dir(dir, ambient_authority())
             .map_err(|e| PackageError::Io(dir.to_path_buf(), e.to_string()))?;
+        Self::read_in(root, dir)
+    }
+
+    /// [`PackageFiles::read`] from the package folder already opened as `root`; `dir` names it.
+    pub fn read_in(root: Dir, dir: &Path) -> Result<Self, PackageError> {
         let manifest_path = dir.join(MANIFEST);
         let bytes =
             read_package_file(&root, dir, Path::new(MANIFEST), MAX_MANIFEST_BYTES).map_err(PackageError::File)?;
@@ -242,7 +247,7 @@ impl PackageFiles {
             Err(e) => return Err(PackageError::File(e)),
         };
         let sha256 = crate::intents::tool::sha256_hex(&module_file);
-        Ok(Self { dir: dir.to_path_buf(), manifest_text, manifest, module_file, sha256 })
+        Ok(Self { dir: dir.to_path_buf(), root: Arc::new(root), manifest_text, manifest, module_file, sha256 })
     }
 }
 
@@ -427,13 +432,27 @@ impl Hub {
         })
     }
 
-    /// Reads an entry's package, checking the hub's hash against the package's.
+    /// Reads an entry's package, checking the hub's hash against the package's. The package
+    /// folder is opened from the hub folder one name at a time, never through a symlink, so it
+    /// is inside the hub whatever changes after the entry was checked.
     pub fn package(&self, entry: &HubEntry) -> Result<Package, PackageError> {
         let relative = Path::new(&entry.path);
         if !relative.components().all(|c| matches!(c, Component::Normal(_))) {
             return Err(PackageError::Hub(format!("entry path `{}` must be relative, inside the hub", entry.path)));
         }
-        let package = Package::read(&self.dir.join(relative))?;
+        let hub = Dir::open_ambient_dir(&self.dir, ambient_authority())
+            .map_err(|e| PackageError::Io(self.dir.clone(), e.to_string()))?;
+        let dir = self.dir.join(relative);
+        let root = files::open_dir_beneath(&hub, relative, &self.dir).map_err(|e| match e {
+            FileError::NotAFile { kind, .. } => PackageError::Hub(format!(
+                "entry `{}@{}`: {} is {kind}; a package folder must be a directory inside the hub",
+                entry.id,
+                entry.version,
+                e.path().display()
+            )),
+            e => PackageError::File(e),
+        })?;
+        let package = Package::verify(PackageFiles::read_in(root, &dir)?)?;
         if !package.manifest.sha256.eq_ignore_ascii_case(&entry.sha256)
             || package.manifest.id != entry.id
             || package.manifest.version != entry.version

@@ -210,6 +210,36 @@ fn hub_entries_are_validated_at_open_and_never_panic() {
 }
 
 #[test]
+fn a_hub_package_folder_reached_through_a_symlink_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The entry's folder is a link to a package outside the hub: the hub's path check passed
+    // on the name, so the package is opened from the hub folder without following any link.
+    let outside = tmp.path().join("outside");
+    package(&outside);
+    let hub = tmp.path().join("hub");
+    std::fs::create_dir_all(hub.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&outside, hub.join("sub/p")).unwrap();
+    let entry =
+        json!({"id": "p", "version": "1.0.0", "sha256": hex(MODULE.as_bytes()), "price": "free", "path": "sub/p"});
+    std::fs::write(hub.join("index.json"), json!({ "plugins": [entry] }).to_string()).unwrap();
+    let ws = tmp.path().join("ws");
+    let out = tdm(&ws, &["install", "p", "--hub", &hub.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("is a symbolic link; a package folder must be a directory inside the hub"),
+        "{}",
+        text(&out)
+    );
+    assert!(!ws.join("state.json").exists(), "a state was written");
+
+    // The same package in a real folder of the hub installs.
+    std::fs::remove_file(hub.join("sub/p")).unwrap();
+    package(&hub.join("sub/p"));
+    let out = tdm(&ws, &["install", "p", "--hub", &hub.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
 fn state_entries_are_validated_and_never_used_as_paths() {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");

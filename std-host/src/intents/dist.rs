@@ -57,6 +57,7 @@ fn refusal(path: &str, e: &FileError) -> HostAnswer {
     match e {
         FileError::NotFound { .. } => failed("no such file".into()),
         FileError::NotAFile { kind, .. } => failed(format!("not a file ({kind})")),
+        FileError::Changed { .. } => failed("the file was replaced while it was being opened".into()),
         FileError::TooLarge { size, limit, .. } => {
             failed(format!("the file has {size} bytes; the cap is {limit} bytes"))
         }
