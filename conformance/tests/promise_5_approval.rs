@@ -264,7 +264,7 @@ fn bytes_swapped_during_the_check_never_come_back_approved() {
     for _ in 0..2000 {
         if let Ok(approved) = operator::approved_plugin(&s.workspace, "p") {
             cleared += 1;
-            if approved.package.files.module_file != good.as_bytes() {
+            if approved.package.files.module_file.as_slice() != good.as_bytes() {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
                 panic!("bytes other than the approved ones were cleared to run");
             }

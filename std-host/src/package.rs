@@ -136,8 +136,9 @@ pub struct PackageFiles {
     pub manifest_text: String,
     /// `plugin.toml` parsed.
     pub manifest: Manifest,
-    /// The module file's bytes as read (text for a `.wat` module).
-    pub module_file: Vec<u8>,
+    /// The module file's bytes as read (text for a `.wat` module); shared, never copied, with
+    /// the verified package's `module` when it is binary.
+    pub module_file: Arc<Vec<u8>>,
     /// sha256 of `module_file`, lower-case hex.
     pub sha256: String,
 }
@@ -149,8 +150,9 @@ pub struct Package {
     pub dir: PathBuf,
     /// Its manifest.
     pub manifest: Manifest,
-    /// The module as binary WebAssembly, compiled from exactly the bytes hashed.
-    pub module: Vec<u8>,
+    /// The module as binary WebAssembly, compiled from exactly the bytes hashed (for a binary
+    /// module, the very buffer that was read and hashed).
+    pub module: Arc<Vec<u8>>,
     /// The requested permissions, parsed.
     pub requested: Permissions,
     /// sha256 of the module file's bytes read (equal to the manifest's, lower-case hex).
@@ -247,6 +249,7 @@ impl PackageFiles {
             Err(e) => return Err(PackageError::File(e)),
         };
         let sha256 = crate::intents::tool::sha256_hex(&module_file);
+        let module_file = Arc::new(module_file);
         Ok(Self { dir: dir.to_path_buf(), root: Arc::new(root), manifest_text, manifest, module_file, sha256 })
     }
 }
@@ -270,11 +273,11 @@ impl Package {
         // A text module (`.wat`) is hashed as written and compiled to binary here.
         let module_path = files.dir.join(&manifest.module);
         let module = if module_file::is_wat_path(&module_path) {
-            module_file::compile_text(&files.module_file, &module_path).map_err(|e| {
+            Arc::new(module_file::compile_text(&files.module_file, &module_path).map_err(|e| {
                 PackageError::Invalid("module", format!("{} is not valid WebAssembly text: {e}", manifest.module))
-            })?
+            })?)
         } else {
-            files.module_file.clone()
+            Arc::clone(&files.module_file)
         };
         let requested = Permissions::parse_all(manifest.permissions.iter().map(String::as_str))
             .map_err(|e| PackageError::Permission(files::quoted(&e.to_string())))?;

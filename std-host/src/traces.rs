@@ -205,7 +205,7 @@ pub fn module_for(
             let workspace = Workspace::existing(workspace.to_path_buf());
             let (_, package) = operator::installed_package(&workspace, id)
                 .map_err(|e| TraceFileError::Module(format!("the trace names installed plugin `{id}`: {e}")))?;
-            (package.module, format!("installed plugin `{id}`"))
+            (package.module.to_vec(), format!("installed plugin `{id}`"))
         }
         (None, None) => {
             let mut tried: Vec<PathBuf> = trace_path.parent().map(|dir| dir.join(named)).into_iter().collect();

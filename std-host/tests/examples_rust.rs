@@ -318,7 +318,7 @@ fn each_example_is_an_installable_package() {
         assert_eq!(package.manifest.id, name);
         assert_eq!(package.manifest.module, format!("dist/{name}.wasm"));
         assert!(package.manifest.permissions.is_empty());
-        assert_eq!(package.module, std::fs::read(module(name)).unwrap(), "{name}: the package holds the built module");
+        assert_eq!(*package.module, std::fs::read(module(name)).unwrap(), "{name}: the package holds the built module");
     }
 }
 

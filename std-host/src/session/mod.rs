@@ -176,7 +176,8 @@ pub struct Session {
     pub identity: PluginIdentity,
     /// What it runs.
     pub origin: Origin,
-    bytes: Vec<u8>,
+    /// The module bytes loaded (shared with the verified package; never copied).
+    bytes: Arc<Vec<u8>>,
     plugin: Arc<Plugin>,
     grants: Permissions,
     environment: EnvironmentChoice,
@@ -223,7 +224,7 @@ impl Session {
         let session = Self {
             identity: PluginIdentity { id: file_id(path), hash: sha256_hex(&bytes) },
             origin: Origin::File(path.to_path_buf()),
-            bytes,
+            bytes: Arc::new(bytes),
             plugin: Arc::new(plugin),
             grants,
             environment: EnvironmentChoice { seed: options.seed, cancel: options.cancel.clone() },
@@ -265,7 +266,7 @@ impl Session {
                 workspace: workspace.dir.clone(),
                 approved: approved_policy,
             },
-            bytes: package.module.clone(),
+            bytes: Arc::clone(&package.module),
             plugin: Arc::new(plugin),
             grants: approved.grants,
             environment: EnvironmentChoice { seed: options.seed, cancel: options.cancel.clone() },
@@ -286,7 +287,7 @@ impl Session {
         Ok(Self {
             identity: PluginIdentity { id: label.to_string(), hash: sha256_hex(&bytes) },
             origin: Origin::File(PathBuf::from(label)),
-            bytes,
+            bytes: Arc::new(bytes),
             plugin: Arc::new(plugin),
             grants: Permissions::default(),
             environment: EnvironmentChoice { seed: options.seed, cancel: options.cancel.clone() },
