@@ -420,13 +420,8 @@ pub fn open_regular_beneath(
     let Some((last, parents)) = names.split_last() else {
         return Err(FileError::NotAFile { path: shown, kind: FileKind::Directory });
     };
-    let mut dir = None;
-    let mut reached = shown_root.to_path_buf();
-    for name in parents {
-        reached.push(name);
-        dir = Some(open_subdir(dir.as_ref().unwrap_or(root), name, None, &reached)?);
-    }
-    let file = open_entry(dir.as_ref().unwrap_or(root), last, false, expected, &shown)?;
+    let dir = open_dir_beneath(root, &parents.iter().collect::<PathBuf>(), shown_root)?;
+    let file = open_entry(&dir, last, false, expected, &shown)?;
     let size = regular_size(&file, &shown)?;
     Ok((file, size))
 }
@@ -450,17 +445,6 @@ pub fn read_opened(file: File, size: u64, limit: u64, shown: &Path) -> Result<Ve
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
     let (file, size) = open_regular(path)?;
     read_opened(file, size, limit, path)
-}
-
-/// Reads the regular file at `relative` inside `dir`, at most `limit` bytes.
-pub fn read_limited_in(
-    dir: &cap_std::fs::Dir,
-    relative: &Path,
-    limit: u64,
-    shown: &Path,
-) -> Result<Vec<u8>, FileError> {
-    let (file, size) = open_regular_in(dir, relative, shown)?;
-    read_opened(file, size, limit, shown)
 }
 
 /// `text` cut to at most `limit` bytes (at a character boundary), with a note of how much was
