@@ -125,14 +125,9 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
 /// A failure's message as `tdm exec` prints it: about the command, where core's fixed message
 /// speaks of an intent or a plugin.
 pub fn command_message(failure: &Failure) -> String {
-    let fixed = failure.reason.message();
-    let rest = ["The intent ", "The plugin "].iter().find_map(|subject| fixed.strip_prefix(subject));
-    let mut message = rest.map_or_else(|| fixed.to_string(), |rest| format!("The command {rest}"));
-    if !failure.detail.is_empty() {
-        message.push(' ');
-        message.push_str(&failure.detail);
-    }
-    message
+    let message = failure.message();
+    let rest = ["The intent ", "The plugin "].iter().find_map(|subject| message.strip_prefix(subject));
+    rest.map_or_else(|| message.clone(), |rest| format!("The command {rest}"))
 }
 
 /// The outcome's JSON as printed at `front`: a host failure re-rendered with the front's hint

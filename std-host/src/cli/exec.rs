@@ -84,8 +84,10 @@ pub fn main(args: &ExecArgs, _global: &GlobalArgs) -> u8 {
     })
 }
 
-/// A failure before anything ran.
-const AT_LOAD: Context = Context { at_load: true, is_command: false, cancelled: false, undeclared: false, wat: false };
+/// The context of a failure before anything ran.
+fn at_load() -> Context {
+    Context { at_load: true, ..Context::default() }
+}
 
 /// One JSON line on stderr.
 fn errln_json(value: &Value) {
@@ -150,7 +152,7 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
             let error = CliError::wat(&e);
             let failure = Failure::new(BlockedReason::InvalidModule, e.headline());
             if args.json.json {
-                report(args, "rejected", &failure, None, AT_LOAD);
+                report(args, "rejected", &failure, None, at_load());
             } else {
                 errln!("tdm: error: {}", error.message);
                 for line in &error.detail {
@@ -172,7 +174,7 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
                     args.module.display()
                 )
             });
-            report(args, "rejected", &failure, hint, AT_LOAD);
+            report(args, "rejected", &failure, hint, at_load());
             return Ok(EXIT_EXEC_REJECTED);
         }
     };
