@@ -199,13 +199,18 @@ pub fn module_for(
         read_module_within(path, limit).map_err(|e: ModuleFileError| TraceFileError::Module(e.to_string()))
     };
     let named = &trace.header.module;
-    let (bytes, shown) = match (given, named.strip_prefix(INSTALLED_PREFIX)) {
-        (Some(path), _) => (read(path)?, path.display().to_string()),
+    // Each candidate with its sha256, hashed once.
+    let hashed = |bytes: Vec<u8>, shown: String| {
+        let found = trace::sha256(&bytes);
+        (bytes, shown, found)
+    };
+    let (bytes, shown, found) = match (given, named.strip_prefix(INSTALLED_PREFIX)) {
+        (Some(path), _) => hashed(read(path)?, path.display().to_string()),
         (None, Some(id)) => {
             let workspace = Workspace::existing(workspace.to_path_buf());
             let (_, package) = operator::installed_package(&workspace, id)
                 .map_err(|e| TraceFileError::Module(format!("the trace names installed plugin `{id}`: {e}")))?;
-            (package.module.to_vec(), format!("installed plugin `{id}`"))
+            hashed(package.module.to_vec(), format!("installed plugin `{id}`"))
         }
         (None, None) => {
             let mut tried: Vec<PathBuf> = trace_path.parent().map(|dir| dir.join(named)).into_iter().collect();
@@ -216,14 +221,12 @@ pub fn module_for(
             let (mut other, mut failed) = (None, None);
             let mut recorded = None;
             for path in tried.iter().filter(|path| path.exists()) {
-                match read(path) {
-                    Ok(bytes) if trace::sha256(&bytes) == trace.header.module_sha256 => {
-                        recorded = Some((bytes, path.display().to_string()));
+                match read(path).map(|bytes| hashed(bytes, path.display().to_string())) {
+                    Ok(candidate) if candidate.2 == trace.header.module_sha256 => {
+                        recorded = Some(candidate);
                         break;
                     }
-                    Ok(bytes) => {
-                        other = other.or(Some((bytes, path.display().to_string())));
-                    }
+                    Ok(candidate) => other = other.or(Some(candidate)),
                     Err(e) => failed = failed.or(Some(e)),
                 }
             }
@@ -233,7 +236,6 @@ pub fn module_for(
             }
         }
     };
-    let found = trace::sha256(&bytes);
     let is_recorded = found == trace.header.module_sha256;
     if !is_recorded && given.is_none() {
         return Err(TraceFileError::NotTheRecordedModule {
@@ -249,11 +251,12 @@ pub fn module_for(
 pub const REPLAY_LIMIT_RANGE: (Duration, Duration) = (Duration::from_secs(10), Duration::from_secs(120));
 
 /// How long a replay of `trace` may run by default: twice the deadlines its intents were
-/// recorded under (a replay does the same work as the recording, which its deadlines bounded),
-/// kept within [`REPLAY_LIMIT_RANGE`]: a trace names its own budget and deadline, so a forged one
-/// must not make a replay run for as long as it says.
-pub fn replay_limit(trace: &Trace) -> Duration {
-    let per_intent_ms = trace.policy().map(|p| p.timeout_ms).unwrap_or(0);
+/// recorded under (`policy`, the trace's, from [`trace_policy`]; a replay does the same work as
+/// the recording, which its deadlines bounded), kept within [`REPLAY_LIMIT_RANGE`]: a trace
+/// names its own budget and deadline, so a forged one must not make a replay run for as long as
+/// it says.
+pub fn replay_limit(trace: &Trace, policy: &Policy) -> Duration {
+    let per_intent_ms = policy.timeout_ms;
     let intents = u64::try_from(trace.intents.len()).unwrap_or(u64::MAX);
     let ms = per_intent_ms.saturating_mul(intents).saturating_mul(2);
     Duration::from_millis(ms).clamp(REPLAY_LIMIT_RANGE.0, REPLAY_LIMIT_RANGE.1)

@@ -113,7 +113,7 @@ fn replay(args: &ReplayArgs) -> Result<u8, CliError> {
     let ceiling = traces::replay_ceiling(args.max_memory);
     let policy = traces::trace_policy(&trace, &args.trace, &ceiling).map_err(error)?;
     let module = traces::module_for(&trace, &args.trace, &policy, args.plugin.as_deref(), &workspace).map_err(error)?;
-    let limit = args.timeout.unwrap_or_else(|| traces::replay_limit(&trace));
+    let limit = args.timeout.unwrap_or_else(|| traces::replay_limit(&trace, &policy));
     let report = replay_within(limit, |stop| traces::replay(&trace, &args.trace, policy, &module, stop)).map_err(
         |(e, timed_out)| match e {
             TraceFileError::Trace(path, TraceError::Stopped { intent }) if timed_out => CliError::refused(format!(
