@@ -204,6 +204,11 @@ impl InstalledPlugin {
 }
 
 impl State {
+    /// The state of a workspace with nothing installed (no state file yet).
+    pub fn empty() -> Self {
+        Self { version: 1, plugins: BTreeMap::new() }
+    }
+
     /// Parses the bytes of a state file and checks every entry; `path` names the file in errors.
     pub fn parse(bytes: &[u8], path: &Path) -> Result<Self, WorkspaceError> {
         let state: State = serde_json::from_slice(bytes).map_err(|e| {
@@ -290,7 +295,7 @@ impl Workspace {
         let path = self.state_path();
         let bytes = match files::read_limited(&path, MAX_STATE_BYTES) {
             Ok(bytes) => bytes,
-            Err(FileError::NotFound { .. }) => return Ok(State { version: 1, plugins: BTreeMap::new() }),
+            Err(FileError::NotFound { .. }) => return Ok(State::empty()),
             Err(FileError::Io { kind, message, .. }) => {
                 return Err(WorkspaceError::Io(path, std::io::Error::new(kind, message)))
             }
@@ -304,11 +309,10 @@ impl Workspace {
     /// processes never interleave; a process killed at any point leaves the old or the new
     /// state, never a half-written one. A state that does not parse is never overwritten.
     pub fn update<T>(&self, change: impl FnOnce(&mut State) -> Result<T, WorkspaceError>) -> Result<T, WorkspaceError> {
-        let fresh = !self.dir.is_dir();
-        if fresh {
+        if !self.dir.is_dir() {
             // No workspace yet: nothing is installed, so a change to a plugin fails (`not
             // installed`) before any folder is created for it.
-            let mut state = State { version: 1, plugins: BTreeMap::new() };
+            let mut state = State::empty();
             let result = change(&mut state)?;
             Self::open(self.dir.clone())?;
             let _lock = self.lock()?;
