@@ -7,9 +7,16 @@ use contour_core::policy::DEFAULT_MAX_MODULE_BYTES;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// A `.wat` file may be this many times the module limit (64 MiB with the default 32 MiB): text
-/// is larger than the binary it compiles to, and the binary must still fit the module limit.
+/// A `.wat` file may be this many times the module limit, up to [`MAX_WAT_TEXT_BYTES`]: text is
+/// larger than the binary it compiles to, and the binary must still fit the module limit.
 pub const WAT_TEXT_FACTOR: u64 = 2;
+
+/// The most bytes of a `.wat` file, whatever the module limit (2 MiB). The text parser holds
+/// every token and node of a module at once, up to ~45 bytes of memory per byte of text (2 MiB
+/// of `(block)` takes ~95 MiB), so this keeps compiling any text under the ~110 MiB ceiling
+/// that binary modules keep at 32 MiB (docs/ABI.md). Text is for plugins written by hand;
+/// larger modules are compiled to `.wasm` first.
+pub const MAX_WAT_TEXT_BYTES: u64 = 2 * 1024 * 1024;
 
 /// The most characters of a source line a [`WatError`] keeps.
 pub const MAX_SOURCE_LINE_CHARS: usize = 160;
@@ -79,11 +86,11 @@ pub fn is_wat_path(path: &Path) -> bool {
 }
 
 /// The byte bound of a module file: `max_module_bytes` for binary, [`WAT_TEXT_FACTOR`] times
-/// that for a `.wat` file.
+/// that for a `.wat` file but never over [`MAX_WAT_TEXT_BYTES`].
 pub fn file_limit(path: &Path, max_module_bytes: usize) -> u64 {
     let binary = u64::try_from(max_module_bytes).unwrap_or(u64::MAX);
     if is_wat_path(path) {
-        binary.saturating_mul(WAT_TEXT_FACTOR)
+        binary.saturating_mul(WAT_TEXT_FACTOR).min(MAX_WAT_TEXT_BYTES)
     } else {
         binary
     }
@@ -91,6 +98,20 @@ pub fn file_limit(path: &Path, max_module_bytes: usize) -> u64 {
 
 /// Compiles WebAssembly text read from `path`; the error says where (line, column, the line).
 pub fn compile_wat(bytes: &[u8], path: &Path) -> Result<Vec<u8>, WatError> {
+    if bytes.len() as u64 > MAX_WAT_TEXT_BYTES {
+        // A file read as binary (any name) that turned out to be text gets here past the
+        // text bound of `file_limit`: it is refused before the parser holds any of it.
+        return Err(WatError {
+            path: path.to_path_buf(),
+            line: 1,
+            column: 1,
+            message: format!(
+                "the text has {} bytes; WebAssembly text may have at most {MAX_WAT_TEXT_BYTES} bytes (compile it to .wasm first, e.g. with `wasm-tools parse`)",
+                bytes.len()
+            ),
+            source_line: String::new(),
+        });
+    }
     let Ok(text) = std::str::from_utf8(bytes) else {
         let valid = std::str::from_utf8(bytes).map_err(|e| e.valid_up_to()).err().unwrap_or(0);
         let before = String::from_utf8_lossy(&bytes[..valid]).into_owned();
@@ -171,5 +192,17 @@ mod tests {
         assert!(compile_wat(b"(module)", Path::new("ok.wat")).is_ok());
         let not_utf8 = compile_wat(b"(module\n\xff)", Path::new("x.wat")).unwrap_err();
         assert_eq!((not_utf8.line, not_utf8.message.as_str()), (2, "the text is not UTF-8"));
+    }
+
+    #[test]
+    fn text_over_its_bound_is_refused_before_it_is_parsed() {
+        let limit = MAX_WAT_TEXT_BYTES as usize;
+        let text = |len: usize| format!("(module){}", " ".repeat(len - "(module)".len()));
+        assert!(compile_wat(text(limit).as_bytes(), Path::new("edge.wat")).is_ok());
+        let error = compile_wat(text(limit + 1).as_bytes(), Path::new("big.wasm")).unwrap_err();
+        assert!(error.message.contains("at most 2097152 bytes"), "{error:?}");
+        assert_eq!(file_limit(Path::new("a.wat"), 32 << 20), MAX_WAT_TEXT_BYTES);
+        assert_eq!(file_limit(Path::new("a.wat"), 256 << 10), 512 << 10, "twice a smaller module limit");
+        assert_eq!(file_limit(Path::new("a.wasm"), 32 << 20), 32 << 20);
     }
 }

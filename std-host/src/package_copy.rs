@@ -14,7 +14,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The most bytes a package may hold in all (manifest, module and every other file): room for a
-/// `.wat` module at its 64 MiB limit and as much again of assets.
+/// module at its 32 MiB limit and three times as much of assets.
 pub const MAX_PACKAGE_BYTES: u64 = 128 * 1024 * 1024;
 /// The most files and directories a package may hold.
 pub const MAX_PACKAGE_ENTRIES: u64 = 10_000;

@@ -147,6 +147,28 @@ fn loading_a_module_with_millions_of_element_items_is_refused_before_it_is_parse
 }
 
 #[test]
+fn text_over_the_wat_bound_is_refused_before_it_is_parsed() {
+    // 2.1 MB of `(block)`s with an error at the end: the parser would hold ~100 MB of it.
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("(module (func {} (oops)))", "(block)".repeat(300_000));
+    for name in ["blocks.wat", "blocks.wasm"] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &text).unwrap();
+        let (output, _) = tdm(&["inspect", &path.display().to_string()]);
+        let said = String::from_utf8_lossy(&output.stderr);
+        // A `.wat` is refused as a file over its bound (exit 2), text in a `.wasm` as a module
+        // that does not compile (exit 1, as any `.wat` error).
+        let (code, expected) = if name.ends_with(".wat") {
+            (2, "the limit is 2097152 bytes; it was not read")
+        } else {
+            (1, "at most 2097152 bytes")
+        };
+        assert_eq!(output.status.code(), Some(code), "{name}: {said}");
+        assert!(said.contains(expected), "{name}: {said}");
+    }
+}
+
+#[test]
 fn import_names_cannot_make_the_outcome_unbounded() {
     // 300 imports whose names are 3,000 control characters each: the outcome names the
     // offenders, cut, in a bounded message.
@@ -154,8 +176,10 @@ fn import_names_cannot_make_the_outcome_unbounded() {
     let imports: String =
         (0..300).map(|i| format!(r#"(import "{name}{i}" "{name}" (func))"#)).collect::<Vec<_>>().join("\n");
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("names.wat");
-    std::fs::write(&path, format!("(module {imports} (memory (export \"memory\") 1))")).unwrap();
+    // Binary: the text (5.4 MB) is over the `.wat` bound.
+    let path = dir.path().join("names.wasm");
+    std::fs::write(&path, wat::parse_str(format!("(module {imports} (memory (export \"memory\") 1))")).unwrap())
+        .unwrap();
     let (output, _) = tdm(&["run", &path.display().to_string(), "x"]);
     assert!(output.stdout.len() < 8 * 1024, "the outcome has {} bytes", output.stdout.len());
     let value = outcome(&output);
