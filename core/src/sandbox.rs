@@ -56,7 +56,9 @@ pub(crate) fn failure_of(error: &wasmi::Error, store: &Store<HostState>) -> Fail
     if let Some(code) = error.as_trap_code() {
         return match code {
             TrapCode::OutOfFuel => Failure::new(BlockedReason::FuelExhausted, "The budget ran out."),
-            TrapCode::StackOverflow => Failure::new(BlockedReason::StackExhausted, "The call stack overflowed."),
+            TrapCode::StackOverflow => {
+                Failure::new(BlockedReason::StackExhausted, "Its calls nested deeper than the call-depth limit allows.")
+            }
             TrapCode::OutOfSystemMemory | TrapCode::GrowthOperationLimited => {
                 Failure::new(BlockedReason::ResourceLimitExceeded, "The host could not allocate for this instance.")
             }

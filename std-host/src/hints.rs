@@ -4,7 +4,7 @@
 //! that a limit is fixed or bound by an approval. The outcome keeps its shape and every other
 //! member; a plugin's own failed outcome is never touched.
 
-use contour_core::policy::{DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_REQUEST_BYTES};
+use contour_core::policy::{DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_REQUEST_BYTES};
 use contour_core::{BlockedReason, Failure, Outcome};
 use std::borrow::Cow;
 
@@ -105,7 +105,9 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
         BlockedReason::ResourceLimitExceeded => {
             "Reduce the module's tables: at most 8 tables of 100000 elements (fixed limits).".into()
         }
-        BlockedReason::StackExhausted => "Avoid deep recursion in the plugin: the call depth is fixed at 1000 frames.".into(),
+        BlockedReason::StackExhausted => {
+            format!("Avoid deep recursion: the call depth is fixed at {DEFAULT_MAX_CALL_DEPTH} frames.")
+        }
         BlockedReason::HostCallLimitExceeded => {
             "Make fewer or smaller host calls per intent: at most 1000 calls and 16 MiB (fixed limits).".into()
         }
