@@ -39,8 +39,9 @@ impl InstalledFixture {
         std::fs::write(package.join("plugin.toml"), manifest).expect("the manifest is written");
         let workspace = Workspace::open(root.join("workspace")).expect("the workspace is created");
         let report = operator::install(&workspace, &Source::Folder(package), false).expect("the module installs");
-        operator::approve(&workspace, INSTALLED_ID, &report.sha256, Vec::new()).expect("the plugin is approved");
-        let (installed, _) = operator::installed_package(&workspace, INSTALLED_ID).expect("it is installed");
+        let (installed, package) = operator::installed_package(&workspace, INSTALLED_ID).expect("it is installed");
+        assert_eq!(package.sha256, report.sha256);
+        operator::approve(&workspace, INSTALLED_ID, &package).expect("the plugin is approved");
         let module = workspace.dir.join(&installed.path).join("dist/plugin.wasm");
         assert!(Path::new(&module).is_file(), "{} is the installed module", module.display());
         Self { root, workspace, module }

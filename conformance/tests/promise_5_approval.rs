@@ -1,6 +1,6 @@
 //! Promise 5: a plugin cannot auto-launch after install or payment. Launch needs an operator's
-//! approval, a separate step, bound to the module's hash and the permissions it asked for; a
-//! changed module or a wider permission set voids it. Proven through the real operator path of
+//! approval, a separate step, bound to the module's hash, the permissions it asked for and the
+//! intents it declared; a changed module, a wider permission set or a new intent voids it. Proven through the real operator path of
 //! `tdm-sdk` (install, approve, and the one launch check `tdm call` and `tdm repl` use), with a
 //! plugin whose start function prints a marker and makes a host call as soon as it runs.
 
@@ -54,6 +54,13 @@ fn manifest(version: &str, module: &str, permissions: &[&str]) -> String {
     )
 }
 
+/// Rewrites the package in `dir` (module `module`, no permissions) to declare `intents`.
+fn declare_intents(dir: &Path, module: &str, intents: &[&str]) {
+    let declared: String =
+        intents.iter().map(|name| format!("\n[[intents]]\nname = \"{name}\"\ndescription = \"{name} it\"\n")).collect();
+    std::fs::write(dir.join("plugin.toml"), manifest("1.0.0", module, &[]) + &declared).unwrap();
+}
+
 /// Every host call the plugin makes, shared with the test.
 #[derive(Clone, Default)]
 struct Recorder(Arc<Mutex<Vec<String>>>);
@@ -88,8 +95,7 @@ fn install(workspace: &Workspace, dir: &Path) -> operator::InstallReport {
 /// What `tdm approve p --yes` does: read the installed package, approve its hash and permissions.
 fn approve(workspace: &Workspace) {
     let (_, package) = operator::installed_package(workspace, "p").expect("installed");
-    let permissions = package.requested.iter().map(ToString::to_string).collect();
-    operator::approve(workspace, "p", &package.sha256, permissions).expect("approved");
+    operator::approve(workspace, "p", &package).expect("approved");
 }
 
 fn state(workspace: &Workspace) -> PluginState {
@@ -164,6 +170,42 @@ fn a_wider_permission_set_voids_the_approval() {
     write_package(&s.source, "1.0.0", &marked("A"), &["vault:read"]);
     assert!(install(&s.workspace, &s.source).still_approved);
     assert!(call(&s.workspace, &s.host).is_ok());
+}
+
+#[test]
+fn a_new_intent_voids_the_approval() {
+    let s = setup(&[]);
+    let module = marked("A");
+    declare_intents(&s.source, &module, &["ping"]);
+    install(&s.workspace, &s.source);
+    approve(&s.workspace);
+    assert_eq!(state(&s.workspace), PluginState::Approved);
+    // The same module and permissions, declaring one more intent: the operator never saw it.
+    declare_intents(&s.source, &module, &["ping", "wipe"]);
+    let report = install(&s.workspace, &s.source);
+    assert!(report.approval_voided && !report.still_approved, "{report:?}");
+    assert_eq!(state(&s.workspace), PluginState::Installed);
+    assert!(call(&s.workspace, &s.host).is_err());
+    assert!(s.host.0.lock().unwrap().is_empty());
+    // Approved with both, a narrower set keeps the approval.
+    approve(&s.workspace);
+    declare_intents(&s.source, &module, &["wipe"]);
+    assert!(install(&s.workspace, &s.source).still_approved);
+    assert_eq!(state(&s.workspace), PluginState::Approved);
+}
+
+#[test]
+fn an_intent_added_on_disk_after_approval_is_refused() {
+    let s = setup(&[]);
+    let module = marked("A");
+    declare_intents(&s.source, &module, &["ping"]);
+    install(&s.workspace, &s.source);
+    approve(&s.workspace);
+    declare_intents(&s.workspace.dir.join("packages/p/1.0.0"), &module, &["ping", "wipe"]);
+    assert_eq!(state(&s.workspace), PluginState::StaleApproval);
+    let refused = call(&s.workspace, &s.host).expect_err("an intent beyond the approval");
+    assert!(refused.contains("its intents"), "{refused}");
+    assert!(s.host.0.lock().unwrap().is_empty());
 }
 
 #[test]

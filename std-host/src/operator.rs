@@ -83,16 +83,17 @@ pub struct InstallReport {
     pub version: String,
     /// Its module hash.
     pub sha256: String,
-    /// Whether an earlier approval was voided (new module or wider permissions).
+    /// Whether an earlier approval was voided (new module, wider permissions or a new intent).
     pub approval_voided: bool,
-    /// Whether an approval still holds (same module, permissions within the approved set).
+    /// Whether an approval still holds (same module, permissions and intents within the
+    /// approved sets).
     pub still_approved: bool,
 }
 
 /// Installs a package: verifies its hash and the module's load-time checks (no plugin code
 /// runs), copies it into the workspace (the manifest and module from the bytes verified, see
-/// [`package_copy`]) and records it as `installed`. A new module or a
-/// permission outside the approved set voids an earlier approval.
+/// [`package_copy`]) and records it as `installed`. A new module, a permission outside the
+/// approved set or an intent that was not approved voids an earlier approval.
 pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Result<InstallReport, OperatorError> {
     let (package, price) = match source {
         Source::Hub { hub, id, version } => {
@@ -129,7 +130,10 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
         if let Some(existing) = &approval {
             let approved = contour_core::Permissions::parse_all(existing.permissions.iter().map(String::as_str))
                 .unwrap_or_default();
-            if existing.sha256 != package.sha256 || !covered(&package.requested, &approved) {
+            if existing.sha256 != package.sha256
+                || !covered(&package.requested, &approved)
+                || !existing.covers_intents(&manifest.intents)
+            {
                 approval = None;
                 voided = true;
             }
@@ -176,7 +180,10 @@ pub fn read_installed(workspace: &Workspace, plugin: &InstalledPlugin) -> Result
 /// The state `tdm workspace status` shows, from one read of the package: an unreadable
 /// manifest or module is [`PluginState::Unverifiable`], never approved.
 pub fn state_on_disk(plugin: &InstalledPlugin, files: Option<&PackageFiles>) -> PluginState {
-    plugin.state(files.map_or(ModuleCheck::Unreadable, |f| ModuleCheck::Read(&f.sha256)))
+    plugin.state(
+        files
+            .map_or(ModuleCheck::Unreadable, |f| ModuleCheck::Read { sha256: &f.sha256, intents: &f.manifest.intents }),
+    )
 }
 
 /// An installed plugin cleared to run: its package read once, the hash of the module bytes
@@ -232,11 +239,18 @@ pub fn approved_plugin(workspace: &Workspace, id: &str) -> Result<ApprovedPlugin
     Ok(ApprovedPlugin { installed, package, grants })
 }
 
-/// Records an approval of `id` for its current module hash and requested permissions.
-pub fn approve(workspace: &Workspace, id: &str, sha256: &str, permissions: Vec<String>) -> Result<(), OperatorError> {
+/// Records an approval of `id` for what its installed `package` holds as read and verified:
+/// the module hash, the requested permissions and the declared intents.
+pub fn approve(workspace: &Workspace, id: &str, package: &Package) -> Result<(), OperatorError> {
+    let approval = Approval {
+        sha256: package.sha256.clone(),
+        permissions: package.requested.iter().map(ToString::to_string).collect(),
+        intents: package.manifest.intents.iter().map(|intent| intent.name.clone()).collect(),
+        at_ms: now_ms(),
+    };
     workspace.update(|state| {
         let plugin = state.plugins.get_mut(id).ok_or_else(|| WorkspaceError::NotInstalled(id.to_string()))?;
-        plugin.approval = Some(Approval { sha256: sha256.to_string(), permissions, at_ms: now_ms() });
+        plugin.approval = Some(approval);
         plugin.revoked = false;
         Ok(())
     })?;
@@ -275,7 +289,7 @@ pub fn launch_refusal(plugin: &InstalledPlugin, files: Option<&PackageFiles>) ->
         PluginState::Installed => Some("It is installed but not approved: run `tdm approve ID` first.".into()),
         PluginState::Revoked => Some("Its approval was revoked.".into()),
         PluginState::StaleApproval => {
-            Some("Its approval no longer matches the module or its permissions: approve it again.".into())
+            Some("Its approval no longer matches the module, its permissions or its intents: approve it again.".into())
         }
         PluginState::Unverifiable => {
             Some("Its package cannot be read, so its approval cannot be checked: reinstall it.".into())

@@ -38,7 +38,7 @@ pub const PACKAGES_DIR: &str = "packages";
 pub const MAX_STATE_BYTES: u64 = 16 * 1024 * 1024;
 
 use crate::files::{self, quoted, FileError};
-use crate::package::{valid_id, valid_sha256};
+use crate::package::{valid_id, valid_sha256, IntentInfo};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -53,8 +53,19 @@ pub struct Approval {
     pub sha256: String,
     /// The permissions granted.
     pub permissions: Vec<String>,
+    /// The intents approved: the names plugin.toml declared when it was approved (an approval
+    /// recorded before intents were bound has none, so it covers no declared intent).
+    #[serde(default)]
+    pub intents: Vec<String>,
     /// When, in ms since the epoch.
     pub at_ms: u64,
+}
+
+impl Approval {
+    /// Whether every intent in `declared` was approved (a narrower set still is).
+    pub fn covers_intents(&self, declared: &[IntentInfo]) -> bool {
+        declared.iter().all(|intent| self.intents.contains(&intent.name))
+    }
 }
 
 /// Figures of a plugin's last call.
@@ -128,8 +139,13 @@ pub enum PluginState {
 /// What reading an installed plugin's package found, for [`InstalledPlugin::state`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModuleCheck<'a> {
-    /// The module file was read; the sha256 of the bytes read, lower-case hex.
-    Read(&'a str),
+    /// The manifest and module file were read.
+    Read {
+        /// The sha256 of the module bytes read, lower-case hex.
+        sha256: &'a str,
+        /// The intent names the manifest declares.
+        intents: &'a [IntentInfo],
+    },
     /// The manifest or the module could not be read: nothing is verified, nothing is approved.
     Unreadable,
 }
@@ -150,7 +166,7 @@ impl PluginState {
 impl InstalledPlugin {
     /// The lifecycle state, given what reading the package found now. Fails closed: approved
     /// only when the module bytes were read and their hash is the approved one (and the one
-    /// installed), and every requested permission was approved.
+    /// installed), every requested permission was approved and every declared intent too.
     pub fn state(&self, on_disk: ModuleCheck<'_>) -> PluginState {
         if self.revoked {
             return PluginState::Revoked;
@@ -158,12 +174,12 @@ impl InstalledPlugin {
         let Some(approval) = &self.approval else {
             return PluginState::Installed;
         };
-        let ModuleCheck::Read(hash_on_disk) = on_disk else {
+        let ModuleCheck::Read { sha256: hash_on_disk, intents } = on_disk else {
             return PluginState::Unverifiable;
         };
         let hash_ok = approval.sha256 == self.sha256 && hash_on_disk == approval.sha256;
         let perms_ok = self.requested.iter().all(|p| approval.permissions.contains(p));
-        if hash_ok && perms_ok {
+        if hash_ok && perms_ok && approval.covers_intents(intents) {
             PluginState::Approved
         } else {
             PluginState::StaleApproval

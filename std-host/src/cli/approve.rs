@@ -113,7 +113,7 @@ fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
             return Ok(EXIT_FAILED);
         }
     }
-    operator::approve(&workspace, &args.id, &package.sha256, permissions.clone())?;
+    operator::approve(&workspace, &args.id, &package)?;
     if args.json.json {
         let intents: Vec<&str> = manifest.intents.iter().map(|i| i.name.as_str()).collect();
         let policy = package.policy();

@@ -91,7 +91,7 @@ fn install(args: &InstallArgs) -> Result<u8, CliError> {
     }
     outln!("installed {}@{} (sha256 {})", report.id, report.version, prefix(&report.sha256, 12));
     if report.approval_voided {
-        outln!("its earlier approval no longer covers this module or its permissions: approve it again");
+        outln!("its earlier approval no longer covers this module, its permissions or its intents: approve it again");
     }
     if intents.is_empty() {
         outln!("intents: none declared in its plugin.toml, so `tdm call` will refuse every intent");
@@ -99,7 +99,7 @@ fn install(args: &InstallArgs) -> Result<u8, CliError> {
         outln!("intents: {}", intents.join(", "));
     }
     let state = if report.still_approved {
-        "approved (same module and permissions)"
+        "approved (same module; permissions and intents within its approval)"
     } else {
         "installed, pending approval: nothing was run (next: tdm approve ID)"
     };
