@@ -5,16 +5,9 @@
 //! `[{"name": "greet", "description": "..."}]` (docs/ABI.md section 1a). The section is read
 //! strictly and bounded: a malformed one is reported, never trusted in part.
 
-use crate::package::IntentInfo;
+use crate::package::{IntentInfo, MAX_DECLARED_INTENTS, MAX_INTENT_DESCRIPTION_BYTES};
 use contour_core::check::{IntentsSection, INTENTS_SECTION, MAX_INTENTS_SECTION_BYTES};
 use serde_json::Value;
-
-/// The most intents a declaration may list.
-pub const MAX_DECLARED_INTENTS: usize = 1_000;
-/// The longest intent name, in bytes.
-pub const MAX_NAME_BYTES: usize = 128;
-/// The longest description, in bytes.
-pub const MAX_DESCRIPTION_BYTES: usize = 1_024;
 
 /// Where a plugin's intents were declared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,10 +68,9 @@ impl Declared {
     }
 }
 
-/// Reads a `tdm.intents` section: a JSON array of objects with a non-empty string `name`
-/// (unique, without control characters, at most [`MAX_NAME_BYTES`]) and an optional string
-/// `description` (at most [`MAX_DESCRIPTION_BYTES`]); other members are ignored, for later
-/// additions.
+/// Reads a `tdm.intents` section: a JSON array of objects with a string `name` and an optional
+/// string `description`, each entry as [`IntentInfo::problem`] requires; other members are
+/// ignored, for later additions.
 pub fn parse_section(bytes: &[u8]) -> Result<Vec<IntentInfo>, String> {
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| format!("the {INTENTS_SECTION} section is not JSON: {e}"))?;
@@ -92,20 +84,20 @@ pub fn parse_section(bytes: &[u8]) -> Result<Vec<IntentInfo>, String> {
     for (n, item) in items.iter().enumerate() {
         let at = |why: &str| format!("{INTENTS_SECTION} entry {}: {why}", n + 1);
         let name = item.get("name").and_then(Value::as_str).ok_or_else(|| at("`name` must be a string"))?;
-        if name.is_empty() || name.len() > MAX_NAME_BYTES || name.chars().any(char::is_control) {
-            return Err(at(&format!("`name` must be 1 to {MAX_NAME_BYTES} bytes without control characters")));
-        }
-        if intents.iter().any(|i| i.name == name) {
-            return Err(at("the name is listed twice"));
-        }
         let description = match item.get("description") {
             None | Some(Value::Null) => String::new(),
-            Some(Value::String(text)) if text.len() <= MAX_DESCRIPTION_BYTES => text.clone(),
+            Some(Value::String(text)) => text.clone(),
             Some(_) => {
-                return Err(at(&format!("`description` must be a string of at most {MAX_DESCRIPTION_BYTES} bytes")))
+                return Err(at(&format!(
+                    "`description` must be a string of at most {MAX_INTENT_DESCRIPTION_BYTES} bytes"
+                )))
             }
         };
-        intents.push(IntentInfo { name: name.to_string(), description });
+        let intent = IntentInfo { name: name.to_string(), description };
+        if let Some(why) = intent.problem(&intents) {
+            return Err(at(&why));
+        }
+        intents.push(intent);
     }
     Ok(intents)
 }

@@ -25,6 +25,33 @@ pub struct IntentInfo {
     pub description: String,
 }
 
+/// The most intents a declaration may list (`plugin.toml` or a `tdm.intents` section).
+pub const MAX_DECLARED_INTENTS: usize = 1_000;
+/// The longest intent name, in bytes.
+pub const MAX_INTENT_NAME_BYTES: usize = 128;
+/// The longest intent description, in bytes.
+pub const MAX_INTENT_DESCRIPTION_BYTES: usize = 1_024;
+
+impl IntentInfo {
+    /// What is wrong with this intent, declared after `earlier`, if anything: the rule for
+    /// `plugin.toml`'s `[[intents]]` and the `tdm.intents` section alike. A name is 1 to
+    /// [`MAX_INTENT_NAME_BYTES`] bytes without control characters and listed once; a
+    /// description at most [`MAX_INTENT_DESCRIPTION_BYTES`].
+    pub fn problem(&self, earlier: &[IntentInfo]) -> Option<String> {
+        let name = &self.name;
+        if name.is_empty() || name.len() > MAX_INTENT_NAME_BYTES || name.chars().any(char::is_control) {
+            return Some(format!("`name` must be 1 to {MAX_INTENT_NAME_BYTES} bytes without control characters"));
+        }
+        if earlier.iter().any(|intent| intent.name == *name) {
+            return Some("the name is listed twice".into());
+        }
+        if self.description.len() > MAX_INTENT_DESCRIPTION_BYTES {
+            return Some(format!("`description` must be a string of at most {MAX_INTENT_DESCRIPTION_BYTES} bytes"));
+        }
+        None
+    }
+}
+
 /// Policy overrides a package may ask for: each at most the default.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -172,7 +199,7 @@ impl Manifest {
     }
 
     /// Checks the fields that name things: id and version are plain names, the module is a
-    /// relative path under `dist/`. Errors quote at most [`files::MAX_QUOTED_BYTES`].
+    /// relative path under `dist/`, the intents follow [`IntentInfo::problem`]. Errors quote at most [`files::MAX_QUOTED_BYTES`].
     pub fn check(&self) -> Result<(), PackageError> {
         if !valid_id(&self.id) {
             return Err(PackageError::Invalid(
@@ -191,6 +218,14 @@ impl Manifest {
                 "module",
                 format!("`{}` must be a relative path under dist/", files::quoted(&self.module)),
             ));
+        }
+        if self.intents.len() > MAX_DECLARED_INTENTS {
+            return Err(PackageError::Invalid("intents", format!("more than {MAX_DECLARED_INTENTS} are declared")));
+        }
+        for (n, intent) in self.intents.iter().enumerate() {
+            if let Some(why) = intent.problem(&self.intents[..n]) {
+                return Err(PackageError::Invalid("intents", format!("entry {}: {why}", n + 1)));
+            }
         }
         Ok(())
     }
@@ -472,4 +507,43 @@ impl Hub {
 /// Whether every permission in `requested` is in `approved`.
 pub fn covered(requested: &Permissions, approved: &Permissions) -> bool {
     requested.iter().all(|p: &Permission| approved.contains(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest_declaring(intents: &str) -> Result<Manifest, PackageError> {
+        let text = format!(
+            "id = \"p\"\nversion = \"1\"\nname = \"p\"\ndescription = \"d\"\nmodule = \"dist/m.wasm\"\nsha256 = \"{}\"\n{intents}",
+            "0".repeat(64)
+        );
+        Manifest::parse(&text, Path::new("plugin.toml"))
+    }
+
+    /// An `[[intents]]` table; `name` and `description` are TOML string contents (escapes
+    /// written as TOML spells them).
+    fn intent(name: &str, description: &str) -> String {
+        format!("[[intents]]\nname = \"{name}\"\ndescription = \"{description}\"\n")
+    }
+
+    #[test]
+    fn declared_intents_follow_the_section_rules() {
+        let fine = manifest_declaring(&(intent("greet", "says hello") + &intent("wave", ""))).unwrap();
+        assert_eq!(fine.intents.len(), 2);
+        let long_description = "d".repeat(MAX_INTENT_DESCRIPTION_BYTES + 1);
+        let refused = [
+            (intent("", "empty"), "entry 1: `name` must be 1 to 128 bytes"),
+            (intent("a\\u0000b", "nul"), "control characters"),
+            (intent("a\\u001b[2Jb", "escape"), "control characters"),
+            (intent(&"n".repeat(129), "long"), "1 to 128 bytes"),
+            (intent("go", "a") + &intent("go", "b"), "entry 2: the name is listed twice"),
+            (intent("go", &long_description), "at most 1024 bytes"),
+        ];
+        for (declared, expected) in refused {
+            let error = manifest_declaring(&declared).expect_err(&declared).to_string();
+            assert!(error.starts_with("plugin.toml `intents`: "), "{error}");
+            assert!(error.contains(expected), "{expected:?} in {error}");
+        }
+    }
 }
