@@ -1,7 +1,7 @@
 //! The response rules (DESIGN section 3, steps 4-6): the host reads `[u32 LE length][JSON]`,
 //! frees the request and the framed response, and accepts only UTF-8 JSON of the outcome
 //! shape; anything else is `invalid_response`. A plugin's own valid outcome, failed or
-//! completed, passes through byte for byte.
+//! completed, passes through byte for byte; its own `blockedReason` is a bounded name.
 
 use contour_conformance::{completed_output, fixture, outcome_json, responder, sandbox};
 use contour_core::{IntentReport, Policy};
@@ -81,6 +81,29 @@ fn a_lone_surrogate_escape_or_a_number_beyond_f64_is_invalid() {
     }
     let report = answer(br#"{"status":"completed","output":"\ud83d\ude00 1.7976931348623157e308"}"#);
     assert!(report.outcome.is_completed(), "a surrogate pair is one character: {}", report.outcome.json);
+}
+
+#[test]
+fn a_plugins_reason_is_a_bounded_name() {
+    // A reason is kept (a workspace's last call) and shown: never blank, huge or a carrier of
+    // control characters.
+    let long = "r".repeat(129);
+    for reason in ["", " ", "\\u001b[2J", "a\\nb", "\\u0000", long.as_str()] {
+        let body = format!(
+            r#"{{"status":"failed","message":"m","blockedReason":"{reason}","recoveryHint":"h","output":{{"retryable":false}}}}"#
+        );
+        assert_invalid(body.as_bytes());
+    }
+    // Anything else passes through byte for byte, a host reason a plugin forwards included.
+    let longest = "r".repeat(128);
+    for reason in ["quota_exceeded", "Invalid params (v2)", "é", "permission_denied", longest.as_str()] {
+        let body = format!(
+            r#"{{"status":"failed","message":"m","blockedReason":"{reason}","recoveryHint":"h","output":{{"retryable":false}}}}"#
+        );
+        let report = answer(body.as_bytes());
+        assert_eq!(report.outcome.blocked_reason(), Some(reason), "{}", report.outcome.json);
+        assert_eq!(report.outcome.json, body, "passed through byte for byte");
+    }
 }
 
 #[test]

@@ -375,11 +375,31 @@ impl Shape<'_> {
                     Some(Kind::Str(reason)) => reason.into_owned(),
                     _ => String::new(),
                 };
+                if let Some(why) = plugin_reason_problem(&reason) {
+                    return Err(shape_error(&why));
+                }
                 Ok((Status::Failed, Some(Blocked::Plugin(reason))))
             }
             _ => Err(shape_error("`status` must be \"completed\" or \"failed\"")),
         }
     }
+}
+
+/// The most bytes of a plugin's own `blockedReason`.
+pub const MAX_PLUGIN_REASON_BYTES: usize = 128;
+
+/// What is wrong with a plugin's own `blockedReason`, if anything: it names a reason (1 to
+/// [`MAX_PLUGIN_REASON_BYTES`] bytes, not blank, no control characters), the rule of an intent
+/// name, so what a workspace keeps of it and every line that shows it stay small. It may be one
+/// of the host's values: a plugin forwards a failed host answer as it came (the SDKs' `?`).
+fn plugin_reason_problem(reason: &str) -> Option<String> {
+    let blank = reason.trim().is_empty();
+    if blank || reason.len() > MAX_PLUGIN_REASON_BYTES || reason.chars().any(char::is_control) {
+        return Some(alloc::format!(
+            "a failed outcome's `blockedReason` must be 1 to {MAX_PLUGIN_REASON_BYTES} bytes, not blank, without control characters"
+        ));
+    }
+    None
 }
 
 /// What one intent produced: the outcome and the figures measured while running it.

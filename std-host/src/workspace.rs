@@ -254,6 +254,9 @@ pub enum WorkspaceError {
     CorruptState(PathBuf, String),
     /// No such plugin installed.
     NotInstalled(String),
+    /// The change would make the state file larger than [`MAX_STATE_BYTES`]; nothing was
+    /// written.
+    StateTooLarge(PathBuf, u64),
 }
 
 impl fmt::Display for WorkspaceError {
@@ -266,6 +269,11 @@ impl fmt::Display for WorkspaceError {
                 path.display()
             ),
             Self::NotInstalled(id) => write!(f, "no plugin `{id}` is installed in this workspace"),
+            Self::StateTooLarge(path, size) => write!(
+                f,
+                "the workspace state {} would grow to {size} bytes, over its {MAX_STATE_BYTES}-byte limit; it was left as it was",
+                path.display()
+            ),
         }
     }
 }
@@ -368,6 +376,10 @@ impl Workspace {
         let tmp = self.dir.join(format!("{STATE_FILE}.tmp-{}", std::process::id()));
         let io = |e| WorkspaceError::Io(tmp.clone(), e);
         let bytes = serde_json::to_vec_pretty(state).map_err(|e| io(std::io::Error::other(e)))?;
+        if bytes.len() as u64 > MAX_STATE_BYTES {
+            // Never write a state the reader would refuse: the workspace would be stuck.
+            return Err(WorkspaceError::StateTooLarge(path, bytes.len() as u64));
+        }
         let mut file = files::nonblocking_write().create(true).truncate(true).open(&tmp).map_err(io)?;
         let written = file.write_all(&bytes).and_then(|()| file.sync_all());
         drop(file);
@@ -383,5 +395,33 @@ impl Workspace {
             let _ = dir.sync_all();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_over_its_limit_is_never_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let workspace = Workspace::open(tmp.path().join("ws")).unwrap();
+        let entry = |price: String| InstalledPlugin {
+            version: "1".into(),
+            sha256: "0".repeat(64),
+            path: InstalledPlugin::relative_dir("p", "1"),
+            requested: Vec::new(),
+            price,
+            approval: None,
+            revoked: false,
+            last_call: None,
+        };
+        workspace.update(|state| Ok(state.plugins.insert("p".into(), entry("free".into())))).unwrap();
+        let before = std::fs::read(workspace.state_path()).unwrap();
+        let huge = "x".repeat(MAX_STATE_BYTES as usize);
+        let refused = workspace.update(|state| Ok(state.plugins.insert("q".into(), entry(huge))));
+        assert!(matches!(refused, Err(WorkspaceError::StateTooLarge(..))), "{refused:?}");
+        assert_eq!(std::fs::read(workspace.state_path()).unwrap(), before, "the state is as it was");
+        assert_eq!(workspace.read_state().unwrap().plugins.len(), 1, "and still readable");
     }
 }
