@@ -239,3 +239,22 @@ fn damaged_trace_bytes_are_errors_never_panics() {
         let _ = Trace::decode(&damaged);
     }
 }
+
+#[test]
+fn a_trace_that_would_decode_into_far_more_than_its_bytes_is_refused_before_decoding() {
+    // A clock input is 3 bytes on the wire and a whole record decoded: 60 MB of them took
+    // 5.6 GB to decode before the footprint was counted.
+    let (_, mut trace) = probe_trace();
+    let per_input = 16 + trace::INPUT_COST;
+    let fits = (trace::MAX_TRACE_FOOTPRINT - 1_000_000) / per_input;
+    trace.intents[0].inputs = vec![Input::Clock { clock: 0, ns: 0 }; fits];
+    let bytes = trace.encode().expect("small on the wire");
+    assert!(bytes.len() < fits * 4, "{} bytes", bytes.len());
+    assert_eq!(Trace::decode(&bytes).map(|t| t.intents[0].inputs.len()), Ok(fits), "under the limit it decodes");
+    trace.intents[0].inputs.resize(fits + 1_000_000 / per_input + 1, Input::Clock { clock: 0, ns: 0 });
+    let bytes = trace.encode().expect("still small on the wire");
+    match Trace::decode(&bytes) {
+        Err(TraceError::Footprint { size }) => assert!(size > trace::MAX_TRACE_FOOTPRINT as u64),
+        other => panic!("decoded past the footprint: {:?}", other.map(|t| t.intents.len())),
+    }
+}

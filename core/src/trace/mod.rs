@@ -8,16 +8,21 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | `footprint` | what a trace's decoded form may hold, counted before it is decoded |
 //! | `record` | the recording wrappers and `Sandbox::start_recording` |
 //! | `replay` | the replaying environment, `replay`, and the first divergence |
 
+mod footprint;
 pub(crate) mod record;
 mod replay;
+
+pub use footprint::{GRANT_COST, INPUT_COST, INTENT_COST, MAX_TRACE_FOOTPRINT};
 
 pub use replay::{replay, replay_bytes, replay_stoppable, Divergence, DivergenceKind, ReplayReport};
 
 use crate::policy::{Compilation, Policy};
 pub use crate::state::Cut;
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -202,8 +207,8 @@ pub enum Input {
     Host {
         /// `HostCall::describe()` of the call.
         call: String,
-        /// What the embedder answered.
-        answer: RecordedAnswer,
+        /// What the embedder answered (boxed: it keeps every other input small).
+        answer: Box<RecordedAnswer>,
     },
 }
 
@@ -301,7 +306,13 @@ pub struct Trace {
 pub enum TraceError {
     /// More than [`MAX_TRACE_BYTES`].
     TooLarge {
-        /// Bytes found (or that the recording would have needed, at least).
+        /// Bytes found.
+        size: u64,
+    },
+    /// Its records come to more than [`MAX_TRACE_FOOTPRINT`] (see [`footprint`]): found
+    /// before decoding, or while recording.
+    Footprint {
+        /// The footprint found (or that the recording would have needed, at least).
         size: u64,
     },
     /// The bytes do not start with [`MAGIC`]: not a Contour trace.
@@ -339,6 +350,10 @@ impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::TooLarge { size } => write!(f, "the trace has {size} bytes; the limit is {MAX_TRACE_BYTES}"),
+            Self::Footprint { size } => write!(
+                f,
+                "the trace's records come to {size} bytes (their bytes plus {INPUT_COST} per input and {INTENT_COST} per intent); the limit is {MAX_TRACE_FOOTPRINT}"
+            ),
             Self::NotATrace => f.write_str("not a Contour trace (the magic bytes are missing)"),
             Self::UnsupportedVersion { found } => {
                 write!(f, "trace format version {found}; this build reads version {FORMAT_VERSION}")
@@ -388,6 +403,10 @@ impl Trace {
         }
         if preamble.format != FORMAT_VERSION {
             return Err(TraceError::UnsupportedVersion { found: preamble.format });
+        }
+        let footprint = footprint::of(bytes).map_err(decode_error)?;
+        if footprint > MAX_TRACE_FOOTPRINT {
+            return Err(TraceError::Footprint { size: footprint as u64 });
         }
         let (trace, rest) = postcard::take_from_bytes::<Self>(bytes).map_err(decode_error)?;
         if !rest.is_empty() {
@@ -458,7 +477,7 @@ pub fn recorded_digest(trace: &Trace) -> Digest {
     digest.finish()
 }
 
-/// Estimated encoded size of an input (for the recording bound).
+/// The footprint of an input (for the recording bound): see [`footprint`].
 pub(crate) fn input_size(input: &Input) -> usize {
-    input.size()
+    footprint::input(input)
 }

@@ -4,8 +4,8 @@
 //! deadline clock and the audit sink pass through unrecorded.
 
 use super::{
-    input_size, output_digest, Header, Input, IntentTrace, PolicyRecord, RecordedAnswer, RecordedFailure, Trace,
-    TraceError, FORMAT_VERSION, MAGIC, MAX_TRACE_BYTES, WASMI_VERSION,
+    footprint, input_size, output_digest, Header, Input, IntentTrace, PolicyRecord, RecordedAnswer, RecordedFailure,
+    Trace, TraceError, FORMAT_VERSION, MAGIC, MAX_TRACE_FOOTPRINT, WASMI_VERSION,
 };
 use crate::env::{Clock, Environment, Slept};
 use crate::host::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents};
@@ -27,6 +27,7 @@ struct Log {
     active: bool,
     current: Vec<Input>,
     intents: Vec<IntentTrace>,
+    /// The footprint so far (see `footprint`).
     bytes: usize,
     overflowed: bool,
 }
@@ -37,7 +38,7 @@ impl Log {
             return;
         }
         self.bytes = self.bytes.saturating_add(input_size(&input));
-        if self.bytes > MAX_TRACE_BYTES {
+        if self.bytes > MAX_TRACE_FOOTPRINT {
             self.overflowed = true;
             return;
         }
@@ -90,8 +91,9 @@ impl Recording {
         let cut = (report.outcome.host_failure().map(|f| f.reason) == Some(BlockedReason::DeadlineExceeded))
             .then_some(Cut { fuel: report.fuel_used, inputs: inputs.len() as u64 });
         let response = report.outcome.json.as_bytes().to_vec();
-        log.bytes = log.bytes.saturating_add(request.len() + response.len() + 96);
-        if log.bytes > MAX_TRACE_BYTES {
+        let reason = report.outcome.blocked_reason().map_or(0, str::len);
+        log.bytes = log.bytes.saturating_add(footprint::intent(request.len(), response.len(), reason));
+        if log.bytes > MAX_TRACE_FOOTPRINT {
             log.overflowed = true;
             return;
         }
@@ -113,7 +115,7 @@ impl Recording {
         let mut log = self.log.lock();
         log.active = false;
         if log.overflowed {
-            return Err(TraceError::TooLarge { size: log.bytes as u64 });
+            return Err(TraceError::Footprint { size: log.bytes as u64 });
         }
         Ok(Trace { header: self.header, intents: core::mem::take(&mut log.intents) })
     }
@@ -190,7 +192,7 @@ impl HostIntents for RecordingIntents {
             stdout: answer.spent.stdout.clone(),
             stderr: answer.spent.stderr.clone(),
         };
-        self.log.lock().push(Input::Host { call: call.describe(), answer: recorded });
+        self.log.lock().push(Input::Host { call: call.describe(), answer: Box::new(recorded) });
         answer
     }
 
