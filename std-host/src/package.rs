@@ -258,6 +258,28 @@ fn read_package_file(root: &Dir, dir: &Path, relative: &Path, limit: u64) -> Res
     files::read_opened(file, size, limit, &dir.join(relative))
 }
 
+/// Reads and parses `plugin.toml` in the package folder opened as `root` (`dir` names it): its
+/// text and the manifest.
+fn read_manifest_in(root: &Dir, dir: &Path) -> Result<(String, Manifest), PackageError> {
+    let manifest_path = dir.join(MANIFEST);
+    let bytes = read_package_file(root, dir, Path::new(MANIFEST), MAX_MANIFEST_BYTES).map_err(PackageError::File)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| PackageError::Manifest(manifest_path.clone(), "it is not UTF-8 text".into()))?;
+    let manifest = Manifest::parse(&text, &manifest_path)?;
+    Ok((text, manifest))
+}
+
+impl Manifest {
+    /// Reads `DIR/plugin.toml` alone (bounded, checked like [`PackageFiles::read`] reads it),
+    /// for listings that show what a package says about itself: its module is neither read nor
+    /// hashed.
+    pub fn read(dir: &Path) -> Result<Self, PackageError> {
+        let root = Dir::open_ambient_dir(dir, ambient_authority())
+            .map_err(|e| PackageError::Io(dir.to_path_buf(), e.to_string()))?;
+        read_manifest_in(&root, dir).map(|(_, manifest)| manifest)
+    }
+}
+
 impl PackageFiles {
     /// Reads `DIR/plugin.toml` (strictly: unknown keys are errors) and the module it names, each
     /// a regular file inside `dir` within its bound ([`MAX_MANIFEST_BYTES`]; the module limit, or
@@ -270,12 +292,7 @@ impl PackageFiles {
 
     /// [`PackageFiles::read`] from the package folder already opened as `root`; `dir` names it.
     pub fn read_in(root: Dir, dir: &Path) -> Result<Self, PackageError> {
-        let manifest_path = dir.join(MANIFEST);
-        let bytes =
-            read_package_file(&root, dir, Path::new(MANIFEST), MAX_MANIFEST_BYTES).map_err(PackageError::File)?;
-        let manifest_text = String::from_utf8(bytes)
-            .map_err(|_| PackageError::Manifest(manifest_path.clone(), "it is not UTF-8 text".into()))?;
-        let manifest = Manifest::parse(&manifest_text, &manifest_path)?;
+        let (manifest_text, manifest) = read_manifest_in(&root, dir)?;
         let relative = Path::new(&manifest.module);
         let limit = module_file::file_limit(relative, Policy::default().max_module_bytes);
         let module_file = match read_package_file(&root, dir, relative, limit) {

@@ -210,6 +210,31 @@ fn hub_entries_are_validated_at_open_and_never_panic() {
 }
 
 #[test]
+fn hub_list_reads_each_packages_manifest_and_never_its_module() {
+    // Listing shows what each package says about itself; reading (and hashing) modules for it
+    // made a hub of thousands of entries naming one large module list for many minutes. A
+    // FIFO as the module shows that it is never opened: opening it would block or refuse.
+    let tmp = tempfile::tempdir().unwrap();
+    let hub = tmp.path().join("hub");
+    let pkg = hub.join("p");
+    package(&pkg);
+    std::fs::remove_file(pkg.join("dist/plugin.wat")).unwrap();
+    assert!(Command::new("mkfifo").arg(pkg.join("dist/plugin.wat")).status().unwrap().success());
+    let manifest = std::fs::read_to_string(pkg.join("plugin.toml")).unwrap();
+    std::fs::write(pkg.join("plugin.toml"), manifest + "[[intents]]\nname = \"greet\"\ndescription = \"hi\"\n")
+        .unwrap();
+    let entry = json!({"id": "p", "version": "1.0.0", "sha256": hex(MODULE.as_bytes()), "price": "free", "path": "p"});
+    let entries: Vec<Value> = (0..2_000).map(|_| entry.clone()).collect();
+    std::fs::write(hub.join("index.json"), json!({ "plugins": entries }).to_string()).unwrap();
+    let out = tdm(&tmp.path().join("ws"), &["hub", "list", "--hub", &hub.display().to_string(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plugins = listed["plugins"].as_array().unwrap();
+    assert_eq!(plugins.len(), 2_000);
+    assert!(plugins.iter().all(|p| p["intents"][0]["name"] == "greet"), "{}", plugins[0]);
+}
+
+#[test]
 fn a_hub_package_folder_reached_through_a_symlink_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     // The entry's folder is a link to a package outside the hub: the hub's path check passed

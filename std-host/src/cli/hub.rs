@@ -5,11 +5,12 @@ use super::args::{GlobalArgs, JsonArg};
 use super::report::CliError;
 use crate::exit::EXIT_COMPLETED;
 use crate::operator::OperatorError;
-use crate::package::{Hub, HubEntry, IntentInfo, PackageFiles};
+use crate::package::{Hub, HubEntry, IntentInfo, Manifest};
 use crate::table::Table;
 use crate::terminal::{self, outln};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 /// `tdm hub`'s subcommands.
@@ -40,22 +41,24 @@ pub fn main(args: &HubArgs, _global: &GlobalArgs) -> u8 {
     list(hub, json.json).unwrap_or_else(|e| e.print(json.json))
 }
 
-/// What an entry's package says about itself (`None` when its manifest cannot be read).
+/// What an entry's package says about itself (`None` when its manifest cannot be read): its
+/// `plugin.toml` alone, never its module (install reads and verifies that).
 fn manifest_of(hub: &Hub, entry: &HubEntry) -> Option<(String, String, Vec<IntentInfo>)> {
     let relative = Path::new(&entry.path);
     if !relative.components().all(|c| matches!(c, Component::Normal(_))) {
         return None;
     }
-    let files = PackageFiles::read(&hub.dir.join(relative)).ok()?;
-    let manifest = files.manifest;
+    let manifest = Manifest::read(&hub.dir.join(relative)).ok()?;
     Some((manifest.name, manifest.description, manifest.intents))
 }
 
 fn list(dir: &Path, json: bool) -> Result<u8, CliError> {
     let hub = Hub::open(dir).map_err(|e| CliError::from(OperatorError::Package(e)))?;
     let mut rows = Vec::new();
+    // Each package folder is read once, however many entries name it.
+    let mut read: HashMap<&str, Option<(String, String, Vec<IntentInfo>)>> = HashMap::new();
     for entry in &hub.entries {
-        let manifest = manifest_of(&hub, entry);
+        let manifest = read.entry(entry.path.as_str()).or_insert_with(|| manifest_of(&hub, entry)).clone();
         let intents: Vec<Value> = manifest
             .as_ref()
             .map(|(_, _, intents)| {
