@@ -41,9 +41,12 @@ pub fn main(args: &HubArgs, _global: &GlobalArgs) -> u8 {
     list(hub, json.json).unwrap_or_else(|e| e.print(json.json))
 }
 
+/// What a package says about itself: its name, description and intents.
+type SelfDescription = (String, String, Vec<IntentInfo>);
+
 /// What an entry's package says about itself (`None` when its manifest cannot be read): its
 /// `plugin.toml` alone, never its module (install reads and verifies that).
-fn manifest_of(hub: &Hub, entry: &HubEntry) -> Option<(String, String, Vec<IntentInfo>)> {
+fn manifest_of(hub: &Hub, entry: &HubEntry) -> Option<SelfDescription> {
     let relative = Path::new(&entry.path);
     if !relative.components().all(|c| matches!(c, Component::Normal(_))) {
         return None;
@@ -56,7 +59,7 @@ fn list(dir: &Path, json: bool) -> Result<u8, CliError> {
     let hub = Hub::open(dir).map_err(|e| CliError::from(OperatorError::Package(e)))?;
     let mut rows = Vec::new();
     // Each package folder is read once, however many entries name it.
-    let mut read: HashMap<&str, Option<(String, String, Vec<IntentInfo>)>> = HashMap::new();
+    let mut read: HashMap<&str, Option<SelfDescription>> = HashMap::new();
     for entry in &hub.entries {
         let manifest = read.entry(entry.path.as_str()).or_insert_with(|| manifest_of(&hub, entry)).clone();
         let intents: Vec<Value> = manifest
