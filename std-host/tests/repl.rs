@@ -116,6 +116,17 @@ fn bad_lines_are_reported_on_stderr_and_the_session_continues() {
 }
 
 #[test]
+fn a_line_past_the_entry_bound_is_one_error_line_and_never_held() {
+    // 3 MiB on one line (it used to be held whole: 1 GiB took 2 GB), then an entry that runs.
+    let input = format!("count {}\ncount\n", "x".repeat(3 * 1024 * 1024));
+    let (code, lines, err) = drive_all(counter(), &input);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(lines.len(), 2, "one stdout line per input line: {lines:?}");
+    assert_eq!(lines[1]["output"]["count"], json!(1), "{lines:?}");
+    assert!(err.contains("line 1: error: the entry is longer than 2097152 bytes"), "{err}");
+}
+
+#[test]
 fn a_valid_grant_rebuilds_the_host_with_a_fresh_instance() {
     let (code, outcomes, err) = drive(counter(), "count\n:grant network:api.example.com\ncount\n");
     assert_eq!(code, 0, "{err}");

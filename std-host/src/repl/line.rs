@@ -316,6 +316,14 @@ impl Gather {
         steps
     }
 
+    /// Takes line `number`, longer than [`MAX_ENTRY_BYTES`] and so never kept: it is reported,
+    /// and ends an entry in progress.
+    pub fn push_too_long(&mut self, number: u64) -> Vec<Step> {
+        let line = if self.entry.is_empty() { number } else { self.first };
+        self.entry.clear();
+        vec![Step::Error { line, message: format!("the entry is longer than {MAX_ENTRY_BYTES} bytes") }]
+    }
+
     /// The end of the input: an entry still open is reported.
     pub fn finish(&mut self) -> Option<Step> {
         if self.entry.is_empty() {

@@ -5,7 +5,7 @@
 //! REPL waits for input it ends the session as the end of the input does (a `:record` in
 //! progress is written); a second SIGINT while the first is pending exits 130 at once.
 
-use super::line::{Gather, Step};
+use super::line::{Gather, Step, MAX_ENTRY_BYTES};
 use super::{Flow, Repl};
 use crate::environment::{Cancel, CANCEL_POLL};
 use crate::exit::EXIT_USAGE;
@@ -18,15 +18,69 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 enum Waited {
     /// The line is in the buffer (an empty buffer is the end of the input).
     Line,
+    /// The line was longer than [`MAX_ENTRY_BYTES`]: none of it was kept.
+    TooLong,
     /// A SIGINT came while nothing ran.
     Interrupted,
+}
+
+/// The lines of a reader, each kept only up to [`MAX_ENTRY_BYTES`]: the rest of a longer line
+/// is read and dropped, so a line without an end (`/dev/zero`) holds no more memory than that.
+struct BoundedLines<R> {
+    input: R,
+    /// The line in progress is too long: read on to its end without keeping it.
+    skipping: bool,
+}
+
+impl<R: BufRead> BoundedLines<R> {
+    fn new(input: R) -> Self {
+        Self { input, skipping: false }
+    }
+
+    /// The next line into the cleared `buf` (with its `\n`; empty at the end of the input), or
+    /// [`Waited::TooLong`] as soon as it passes the bound.
+    fn next(&mut self, buf: &mut Vec<u8>) -> io::Result<Waited> {
+        buf.clear();
+        loop {
+            let available = self.input.fill_buf()?;
+            if available.is_empty() {
+                self.skipping = false;
+                return Ok(Waited::Line);
+            }
+            let end = available.iter().position(|&b| b == b'\n');
+            let take = end.map_or(available.len(), |at| at + 1);
+            let mut passed = false;
+            if !self.skipping {
+                if buf.len() + take > MAX_ENTRY_BYTES + 1 {
+                    buf.clear();
+                    passed = true;
+                } else {
+                    buf.extend_from_slice(&available[..take]);
+                }
+            }
+            self.input.consume(take);
+            if end.is_some() {
+                let was_skipping = std::mem::replace(&mut self.skipping, false);
+                if passed {
+                    return Ok(Waited::TooLong);
+                }
+                if !was_skipping {
+                    return Ok(Waited::Line);
+                }
+            } else if passed {
+                self.skipping = true;
+                return Ok(Waited::TooLong);
+            }
+        }
+    }
 }
 
 /// The non-terminal REPL: reads entries from `input` until EOF or `:quit`, without a prompt,
 /// and writes exactly one JSON line on `out` per entry (see the module doc); everything else
 /// goes to `err`. Returns 0, or 2 when `input` or `out` fails.
-pub fn run_lines(session: Session, mut input: impl BufRead, out: &mut impl Write, err: &mut impl Write) -> u8 {
-    run_from(session, |buf| input.read_until(b'\n', buf).map(|_| Waited::Line), out, err)
+pub fn run_lines(session: Session, input: impl BufRead, out: &mut impl Write, err: &mut impl Write) -> u8 {
+    let mut lines = BoundedLines::new(input);
+    run_from(session, |buf| lines.next(buf), out, err)
 }
 
 /// The piped REPL on the process's stdin and stdout, with SIGINT handled as the module doc says.
@@ -54,15 +108,19 @@ pub(super) fn run_stdin(session: Session) -> u8 {
 /// Stdin's lines, read on a thread of their own so the REPL can wait for one and for a SIGINT
 /// at once. The channel holds no line: the thread reads one ahead at most. It ends after the
 /// end of the input or an error, or when the REPL has gone.
-fn stdin_lines() -> io::Result<Receiver<io::Result<Vec<u8>>>> {
+fn stdin_lines() -> io::Result<Receiver<io::Result<(Waited, Vec<u8>)>>> {
     let (send, receive) = mpsc::sync_channel(0);
     std::thread::Builder::new().name("tdm-repl-stdin".into()).spawn(move || {
-        let mut stdin = io::stdin().lock();
+        let mut stdin = BoundedLines::new(io::stdin().lock());
         loop {
             let mut line = Vec::new();
-            let read = stdin.read_until(b'\n', &mut line);
-            let last = !matches!(read, Ok(n) if n > 0);
-            if send.send(read.map(|_| line)).is_err() || last {
+            let read = stdin.next(&mut line);
+            let last = match &read {
+                Ok(Waited::Line) => line.is_empty(),
+                Ok(_) => false,
+                Err(_) => true,
+            };
+            if send.send(read.map(|waited| (waited, line))).is_err() || last {
                 break;
             }
         }
@@ -71,15 +129,20 @@ fn stdin_lines() -> io::Result<Receiver<io::Result<Vec<u8>>>> {
 }
 
 /// Waits for the next line from `lines` into `buf`, looking at `cancel` meanwhile.
-fn next_line(lines: &Receiver<io::Result<Vec<u8>>>, cancel: Option<&Cancel>, buf: &mut Vec<u8>) -> io::Result<Waited> {
+fn next_line(
+    lines: &Receiver<io::Result<(Waited, Vec<u8>)>>,
+    cancel: Option<&Cancel>,
+    buf: &mut Vec<u8>,
+) -> io::Result<Waited> {
     loop {
         if cancel.is_some_and(Cancel::is_set) {
             return Ok(Waited::Interrupted);
         }
         match lines.recv_timeout(CANCEL_POLL) {
-            Ok(line) => {
-                *buf = line?;
-                return Ok(Waited::Line);
+            Ok(read) => {
+                let (waited, line) = read?;
+                *buf = line;
+                return Ok(waited);
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
@@ -112,6 +175,12 @@ fn run_from(
                 );
                 buf.clear();
                 gather.finish().into_iter().collect()
+            }
+            Ok(Waited::TooLong) => {
+                number += 1;
+                // Not the end of the input: the buffer holds a line's end in place of the line.
+                buf.push(b'\n');
+                gather.push_too_long(number)
             }
             Ok(Waited::Line) if buf.is_empty() => gather.finish().into_iter().collect(),
             Ok(Waited::Line) => {
@@ -154,4 +223,44 @@ fn run_from(
         return EXIT_USAGE;
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every piece `BoundedLines` reads from `input` through a reader of `capacity` bytes:
+    /// `Some(line)`, or `None` for a line too long.
+    fn pieces(input: &[u8], capacity: usize) -> Vec<Option<Vec<u8>>> {
+        let mut lines = BoundedLines::new(io::BufReader::with_capacity(capacity, input));
+        let mut buf = Vec::new();
+        let mut found = Vec::new();
+        loop {
+            match lines.next(&mut buf).unwrap() {
+                Waited::Line if buf.is_empty() => return found,
+                Waited::Line => found.push(Some(buf.clone())),
+                Waited::TooLong => found.push(None),
+                Waited::Interrupted => unreachable!(),
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_past_the_bound_is_reported_and_never_kept() {
+        let longest = [vec![b'x'; MAX_ENTRY_BYTES], b"\n".to_vec()].concat();
+        let mut input = b"a\n".to_vec();
+        input.extend(vec![b'y'; 3 * MAX_ENTRY_BYTES]);
+        input.extend(b"\nb\n");
+        input.extend(&longest);
+        input.extend(vec![b'z'; MAX_ENTRY_BYTES + 2]);
+        for capacity in [7, 8 * 1024, 4 * MAX_ENTRY_BYTES] {
+            let found = pieces(&input, capacity);
+            let expected = vec![Some(b"a\n".to_vec()), None, Some(b"b\n".to_vec()), Some(longest.clone()), None];
+            assert!(
+                found == expected,
+                "capacity {capacity}: {:?}",
+                found.iter().map(|p| p.as_ref().map(Vec::len)).collect::<Vec<_>>()
+            );
+        }
+    }
 }
