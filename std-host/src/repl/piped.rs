@@ -24,6 +24,9 @@ enum Waited {
     Interrupted,
 }
 
+/// What the stdin thread hands over: how reading went, and the line.
+type Piece = io::Result<(Waited, Vec<u8>)>;
+
 /// The lines of a reader, each kept only up to [`MAX_ENTRY_BYTES`]: the rest of a longer line
 /// is read and dropped, so a line without an end (`/dev/zero`) holds no more memory than that.
 struct BoundedLines<R> {
@@ -108,7 +111,7 @@ pub(super) fn run_stdin(session: Session) -> u8 {
 /// Stdin's lines, read on a thread of their own so the REPL can wait for one and for a SIGINT
 /// at once. The channel holds no line: the thread reads one ahead at most. It ends after the
 /// end of the input or an error, or when the REPL has gone.
-fn stdin_lines() -> io::Result<Receiver<io::Result<(Waited, Vec<u8>)>>> {
+fn stdin_lines() -> io::Result<Receiver<Piece>> {
     let (send, receive) = mpsc::sync_channel(0);
     std::thread::Builder::new().name("tdm-repl-stdin".into()).spawn(move || {
         let mut stdin = BoundedLines::new(io::stdin().lock());
@@ -129,11 +132,7 @@ fn stdin_lines() -> io::Result<Receiver<io::Result<(Waited, Vec<u8>)>>> {
 }
 
 /// Waits for the next line from `lines` into `buf`, looking at `cancel` meanwhile.
-fn next_line(
-    lines: &Receiver<io::Result<(Waited, Vec<u8>)>>,
-    cancel: Option<&Cancel>,
-    buf: &mut Vec<u8>,
-) -> io::Result<Waited> {
+fn next_line(lines: &Receiver<Piece>, cancel: Option<&Cancel>, buf: &mut Vec<u8>) -> io::Result<Waited> {
     loop {
         if cancel.is_some_and(Cancel::is_set) {
             return Ok(Waited::Interrupted);
