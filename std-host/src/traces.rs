@@ -91,12 +91,18 @@ pub fn write_trace(path: &Path, trace: &Trace) -> Result<(), TraceFileError> {
 /// so a bad path is one error up front, not one after the outcome: its folder must exist, and
 /// `path` must be a writable regular file or a name that can be made there. A FIFO, a device or
 /// a socket is refused from its metadata, never opened; a new name is made and removed again.
+/// An existing file is overwritten only when it is empty or a trace (its magic bytes): a slip
+/// such as `--record` naming the module itself loses nothing.
 pub fn check_trace_path(path: &Path) -> Result<(), TraceFileError> {
     let failed = |e: std::io::Error| TraceFileError::Write(path.to_path_buf(), e);
     let refused = |why: String| failed(std::io::Error::other(why));
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Err(refused("it is a folder".into())),
         Ok(meta) if !meta.is_file() => Err(refused("it is not a regular file (a FIFO, a device or a socket)".into())),
+        Ok(meta) if meta.len() > 0 && !starts_with_magic(path) => Err(refused(
+            "it exists and is not a trace, so it is not overwritten (the module, an audit log or a vault would be lost): remove it or record to another file"
+                .into(),
+        )),
         // Opened for writing without creating or truncating it: only the permission is tried.
         Ok(_) => files::nonblocking_write().open(path).map(drop).map_err(failed),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -111,6 +117,17 @@ pub fn check_trace_path(path: &Path) -> Result<(), TraceFileError> {
         }
         Err(e) => Err(failed(e)),
     }
+}
+
+/// Whether the regular file at `path` starts with a trace's magic bytes (opened without
+/// blocking; only those bytes are read).
+fn starts_with_magic(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok((file, _)) = files::open_regular(path) else {
+        return false;
+    };
+    let mut start = [0u8; 8];
+    file.take(start.len() as u64).read_exact(&mut start).is_ok() && start == contour_core::trace::MAGIC
 }
 
 /// Reads and decodes the trace at `path`, at most [`MAX_TRACE_BYTES`].

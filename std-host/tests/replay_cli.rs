@@ -341,6 +341,39 @@ fn a_record_path_that_cannot_be_written_is_one_error_before_the_plugin_runs() {
     assert!(!text(&out).contains("recording was lost"), "{}", text(&out));
 }
 
+#[test]
+fn a_record_path_naming_a_file_that_is_not_a_trace_never_overwrites_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    install_echo(&ws);
+    let module = dir.path().join("echo.wat");
+    std::fs::copy(echo(), &module).unwrap();
+    let before = std::fs::read(&module).unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    std::fs::write(&audit, "{}\n").unwrap();
+    let (module_arg, audit_arg) = (module.display().to_string(), audit.display().to_string());
+    for record in [&module_arg, &audit_arg, &ws.join("state.json").display().to_string()] {
+        let original = std::fs::read(record).unwrap();
+        let run = vec!["run", &module_arg, "greet", "--audit", &audit_arg];
+        for command in [run, vec!["call", "echo", "greet"]] {
+            let mut args = command.clone();
+            args.extend(["--record", record.as_str()]);
+            let out = tdm_in(&ws, &args, None);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+            assert!(text(&out).contains("is not a trace, so it is not overwritten"), "{}", text(&out));
+            assert!(!text(&out).contains("[plugin stdout]"), "the plugin must not run: {}", text(&out));
+        }
+        assert_eq!(std::fs::read(record).unwrap(), original, "{record} is as it was");
+    }
+    assert_eq!(std::fs::read(&module).unwrap(), before);
+    // A trace is overwritten by a new recording, as before.
+    let trace = dir.path().join("t.trace").display().to_string();
+    for _ in 0..2 {
+        let out = tdm_in(&ws, &["run", &module_arg, "greet", "--record", &trace], None);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+}
+
 /// `tdm ARGS` run in the folder `cwd`, stdin empty.
 fn tdm_at(cwd: &Path, workspace: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tdm"))
