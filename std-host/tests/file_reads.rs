@@ -242,6 +242,17 @@ fn the_audit_log_is_streamed_with_a_per_line_bound() {
     assert_eq!(lines[1]["line"], 2);
     assert!(lines[1]["error"].as_str().unwrap().contains("longer than 65536 bytes"), "{}", lines[1]);
     assert_eq!(lines[2]["plugin"], "p");
+    // The table says what the line is, never a denial that did not happen.
+    std::fs::write(
+        &audit,
+        format!("{good}\ngarbage{{\n{}\n", r#"{"time":"t","plugin":"q","method":"log","granted":false}"#),
+    )
+    .unwrap();
+    let out = tdm(tmp.path(), &["audit", "--audit", &audit.display().to_string()]);
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(table.matches("DENIED").count(), 1, "{table}");
+    assert!(table.contains("(line 2 of the log is not an audit record: "), "{table}");
 }
 
 #[test]

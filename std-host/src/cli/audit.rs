@@ -67,7 +67,16 @@ fn audit(args: &AuditArgs) -> Result<u8, CliError> {
         let field = |name: &str| {
             entry.get(name).map_or_else(String::new, |v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
         };
-        let verdict = if entry.get("granted") == Some(&Value::Bool(true)) { "granted" } else { "DENIED" };
+        if entry.get("malformed") == Some(&Value::Bool(true)) {
+            // Not a decision at all: said as such, never shown as a denial.
+            outln!("(line {} of the log is not an audit record: {})", field("line"), field("error"));
+            return;
+        }
+        let verdict = match entry.get("granted") {
+            Some(Value::Bool(true)) => "granted",
+            Some(Value::Bool(false)) => "DENIED",
+            _ => "?",
+        };
         let cells = [field("time"), field("plugin"), field("method"), field("permission"), verdict.to_string()];
         let cells: Vec<String> = cells.iter().zip(WIDTHS).map(|(c, w)| pad(c, w)).collect();
         // The cells are escaped already; `outln!` escapes nothing more in them.
