@@ -163,6 +163,9 @@ fn dist_read_fails_clearly_on_missing_large_binary_and_absent_folder() {
     assert_failed(&outcome, "host_intent_failed", "not UTF-8 text");
     let outcome = forward(&mut sandbox, "dist.read", json!({"path": "missing.txt"}));
     assert_failed(&outcome, "host_intent_failed", "no such file");
+    // A path through a file names nothing either (not the OS's "Not a directory (os error 20)").
+    let outcome = forward(&mut sandbox, "dist.read", json!({"path": "bin.dat/"}));
+    assert_failed(&outcome, "host_intent_failed", "`bin.dat/`: no such file.");
     let mut sandbox = dist_sandbox(Dist::new(None, 16));
     let outcome = forward(&mut sandbox, "dist.read", json!({"path": "a.txt"}));
     assert_failed(&outcome, "host_intent_failed", "no dist/ folder");

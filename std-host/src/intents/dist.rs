@@ -65,6 +65,8 @@ fn refusal(path: &str, e: &FileError) -> HostAnswer {
             BlockedReason::PermissionDenied,
             format!("dist.read `{path}`: the path leads outside dist/ (or is not readable)."),
         ),
+        // A path through a file (`a.txt/b`) names nothing, as a missing file does.
+        FileError::Io { kind: ErrorKind::NotADirectory, .. } => failed("no such file".into()),
         FileError::Io { message, .. } => failed(message.clone()),
     }
 }
