@@ -165,11 +165,15 @@ fn a_wider_permission_set_voids_the_approval() {
     let report = install(&s.workspace, &s.source);
     assert!(report.approval_voided);
     assert!(call(&s.workspace, &s.host).is_err());
-    // A narrower set keeps it.
+    // A narrower set keeps it, and runs with the narrower set: never with a permission the
+    // package stopped asking for.
     approve(&s.workspace);
     write_package(&s.source, "1.0.0", &marked("A"), &["vault:read"]);
     assert!(install(&s.workspace, &s.source).still_approved);
     assert!(call(&s.workspace, &s.host).is_ok());
+    let Ok(approved) = operator::approved_plugin(&s.workspace, "p") else { panic!("approved") };
+    let grants: Vec<String> = approved.grants.iter().map(ToString::to_string).collect();
+    assert_eq!(grants, ["vault:read"], "context:read was approved for the earlier version only");
 }
 
 #[test]

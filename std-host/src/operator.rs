@@ -194,7 +194,7 @@ pub struct ApprovedPlugin {
     pub installed: InstalledPlugin,
     /// The package as read and verified: run `package.module`, nothing read later.
     pub package: Package,
-    /// The approved permissions.
+    /// What it runs with: the permissions its package asks for now, every one approved.
     pub grants: Permissions,
 }
 
@@ -229,13 +229,16 @@ pub fn approved_plugin(workspace: &Workspace, id: &str) -> Result<ApprovedPlugin
     let package = Package::verify(files)
         .map_err(|e| LaunchError::NotApproved(format!("The installed package no longer verifies: {e}.")))?;
     let approved = installed.approval.as_ref().map(|a| a.permissions.clone()).unwrap_or_default();
-    let grants = Permissions::parse_all(approved.iter().map(String::as_str))
+    let approved = Permissions::parse_all(approved.iter().map(String::as_str))
         .map_err(|e| LaunchError::NotApproved(format!("Its approved permissions do not parse: {e}.")))?;
-    if !covered(&package.requested, &grants) {
+    if !covered(&package.requested, &approved) {
         return Err(LaunchError::NotApproved(
             "Its manifest asks for permissions beyond its approval: approve it again.".into(),
         ));
     }
+    // It runs with what it asks for now, all of it approved: a version asking for less never
+    // keeps what an earlier version was approved for.
+    let grants = package.requested.clone();
     Ok(ApprovedPlugin { installed, package, grants })
 }
 

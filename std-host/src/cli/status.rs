@@ -80,8 +80,10 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, CliError> {
         let intents = package.as_ref().map_or(Value::Null, |p| {
             p.manifest.intents.iter().map(|i| json!({"name": i.name, "description": i.description})).collect()
         });
+        // What a call runs with: everything it asks for, when all of it is approved (never an
+        // approved permission a later version stopped asking for).
         let granted: Vec<String> = match plugin_state {
-            PluginState::Approved => plugin.approval.as_ref().map(|a| a.permissions.clone()).unwrap_or_default(),
+            PluginState::Approved => plugin.requested.clone(),
             _ => Vec::new(),
         };
         rows.push(json!({
