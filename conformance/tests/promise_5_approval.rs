@@ -233,9 +233,10 @@ fn a_module_swapped_with_its_manifest_after_approval_is_refused() {
     let evil = marked("B");
     std::fs::write(dir.join("dist/plugin.wat"), &evil).unwrap();
     std::fs::write(dir.join("plugin.toml"), manifest("1.0.0", &evil, &[])).unwrap();
-    assert_eq!(state(&s.workspace), PluginState::StaleApproval);
+    // Approving cannot fix it (the files are not what was installed): it says to reinstall.
+    assert_eq!(state(&s.workspace), PluginState::Modified);
     let refused = call(&s.workspace, &s.host).expect_err("a swapped module is not approved");
-    assert!(refused.contains("no longer matches"), "{refused}");
+    assert!(refused.contains("changed after it was installed") && refused.contains("reinstall"), "{refused}");
     assert!(s.host.0.lock().unwrap().is_empty());
 }
 

@@ -294,6 +294,10 @@ pub fn launch_refusal(plugin: &InstalledPlugin, files: Option<&PackageFiles>) ->
         PluginState::StaleApproval => {
             Some("Its approval no longer matches the module, its permissions or its intents: approve it again.".into())
         }
+        PluginState::Modified => Some(
+            "Its module in the workspace changed after it was installed (its hash is not the installed one): reinstall the package, then approve it."
+                .into(),
+        ),
         PluginState::Unverifiable => {
             Some("Its package cannot be read, so its approval cannot be checked: reinstall it.".into())
         }

@@ -134,6 +134,9 @@ pub enum PluginState {
     StaleApproval,
     /// An approval exists but the package (manifest or module) cannot be read: not approved.
     Unverifiable,
+    /// The module in the workspace is not the one installed (its hash changed on disk): never
+    /// approved, and approving cannot fix it; reinstalling does.
+    Modified,
 }
 
 /// What reading an installed plugin's package found, for [`InstalledPlugin::state`].
@@ -159,6 +162,7 @@ impl PluginState {
             Self::Revoked => "revoked",
             Self::StaleApproval => "stale approval",
             Self::Unverifiable => "unverifiable",
+            Self::Modified => "modified",
         }
     }
 }
@@ -170,6 +174,9 @@ impl InstalledPlugin {
     pub fn state(&self, on_disk: ModuleCheck<'_>) -> PluginState {
         if self.revoked {
             return PluginState::Revoked;
+        }
+        if matches!(on_disk, ModuleCheck::Read { sha256, .. } if sha256 != self.sha256) {
+            return PluginState::Modified;
         }
         let Some(approval) = &self.approval else {
             return PluginState::Installed;

@@ -116,9 +116,11 @@ fn a_module_and_manifest_swapped_on_disk_after_approval_are_not_approved() {
     let evil = marked("B");
     std::fs::write(dir.join("dist/plugin.wat"), &evil).unwrap();
     std::fs::write(dir.join("plugin.toml"), manifest(&evil)).unwrap();
-    assert_eq!(state_of(ws), "stale approval");
+    // Not what was installed: approving cannot fix it, so the state and the refusal say so.
+    assert_eq!(state_of(ws), "modified");
     let (out, outcome) = call(ws);
     assert_eq!(outcome["blockedReason"], "not_approved", "{outcome}");
+    assert!(outcome["message"].as_str().unwrap().contains("reinstall the package"), "{outcome}");
     assert!(!text(&out).contains("MARKER-B"), "{}", text(&out));
 }
 

@@ -196,7 +196,7 @@ fn a_new_version_or_wider_permissions_void_the_approval() {
 }
 
 #[test]
-fn status_shows_a_stale_approval_when_the_module_changes_on_disk() {
+fn status_shows_a_module_changed_on_disk_as_modified() {
     let mut hub = Hub::new();
     hub.add("s", "1.0.0", MARKED, &[], "free".into());
     let ws = tempfile::tempdir().unwrap();
@@ -206,13 +206,13 @@ fn status_shows_a_stale_approval_when_the_module_changes_on_disk() {
     let before = status(ws);
     assert!(before["plugins"][0]["limits"]["fuelPerIntent"].is_u64(), "{before}");
     std::fs::write(ws.join("packages/s/1.0.0/dist/plugin.wat"), MARKED.replace("ok", "ko")).unwrap();
-    assert_eq!(state_of(ws, "s"), "stale approval");
+    assert_eq!(state_of(ws, "s"), "modified");
     // The package no longer verifies: no limits or intents are shown for it (never the
     // defaults, which could read as more than was approved).
     let after = status(ws);
     assert!(after["plugins"][0]["limits"].is_null() && after["plugins"][0]["intents"].is_null(), "{after}");
     let table = String::from_utf8_lossy(&tdm(ws, &["workspace", "status"]).stdout).into_owned();
-    assert!(table.contains("stale approval"), "{table}");
+    assert!(table.contains("modified"), "{table}");
     assert!(!table.contains("fuel=2000000000"), "{table}");
     let (out, outcome) = call(ws, "s");
     assert_eq!(outcome["blockedReason"], "not_approved");
