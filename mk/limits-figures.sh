@@ -54,6 +54,9 @@ for mode in r:"random_get of 16 MiB" w:"fd_write of 1,000,000 iovecs" p:"poll_on
         --dir "$work/listed" "$fixtures/limits/command_flood.wat" -- "${mode%%:*}"
 done
 
+measure "exec flood: one fd_read of 32M buffers, in a loop" 127 deadline_exceeded -- exec --timeout 0.3 \
+    --fuel $huge_fuel --max-memory 256MiB --dir "$work/listed" "$fixtures/limits/command_read_flood.wat"
+
 mkdir -p "$work/dist" "$work/root"
 mkfifo "$work/dist/pipe" "$work/root/pipe"
 measure "run: dist.read of a FIFO" 0 "named pipe" -- run "$fixtures/forward.wat" forward --dist "$work/dist" \

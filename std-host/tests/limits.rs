@@ -100,6 +100,16 @@ fn host_work_floods_end_at_the_deadline() {
         assert!(stderr.contains("deadline_exceeded"), "{mode}: {stderr}");
         assert!(took < STOPS_WITHIN, "{mode}: took {took:?}");
     }
+    // One fd_read of 32 million buffers (one call took 9 s): the deadline is looked at between
+    // them. The deadline is 3 s here because a debug build takes about 2 s to launch a 256 MiB
+    // instance, and the launch counts against it.
+    let reader = fixture("command_read_flood.wat");
+    let args = ["exec", "--timeout", "3", "--fuel", HUGE_FUEL, "--max-memory", "256MiB", "--dir", &listed, &reader];
+    let (output, took) = tdm(&args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(127), "{stderr}");
+    assert!(stderr.contains("deadline_exceeded"), "fd_read: {stderr}");
+    assert!(took < Duration::from_secs(3) + STOPS_WITHIN, "fd_read: took {took:?}");
 }
 
 /// A module of `count` passive element segments of 100,000 function references each.

@@ -154,6 +154,10 @@ fn write(
     Ok(guest.set_u32(written, u32::try_from(done).unwrap_or(u32::MAX))?)
 }
 
+/// Buffers (each at most one filesystem read) one `fd_read`/`fd_pread` goes through between
+/// looks at the deadline.
+const IOVECS_PER_DEADLINE_CHECK: u32 = 256;
+
 /// Reads from an fd into iovecs at its position (`None`) or at an offset (`Some`); returns the
 /// bytes read. Each read from the filesystem costs `FS_CALL_FUEL` plus the bytes it moved.
 fn read_into(
@@ -174,9 +178,18 @@ fn read_into(
     state.charge_bytes(u64::from(n) * 8)?;
     let mut total: u64 = 0;
     for index in 0..n {
+        if index % IOVECS_PER_DEADLINE_CHECK == IOVECS_PER_DEADLINE_CHECK - 1 {
+            // Millions of buffers are as many filesystem reads: the deadline is looked at
+            // between them too, not only around the call.
+            state.deadline_remaining(state.fuel_used())?;
+        }
         // The array was checked above, so these offsets do not overflow.
         let entry = iovs + index * 8;
         let (ptr, len) = (guest.u32(entry)?, guest.u32(entry + 4)?);
+        if len == 0 {
+            // As readv does: an empty buffer is skipped, with no filesystem read.
+            continue;
+        }
         state.charge(FS_CALL_FUEL)?;
         let buf = guest.bytes_mut(ptr, len)?;
         let read = state.wasi.fs()?.read_at(node, position.saturating_add(total), buf)?;
