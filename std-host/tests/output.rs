@@ -61,3 +61,55 @@ fn the_repl_writes_json_lines_when_stdout_is_not_a_terminal() {
     assert_eq!(lines.len(), 2);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("Contour REPL"), "no banner in piped mode");
 }
+
+/// 120 `log` calls of 600 control characters each (a line grows to ~3.6 KB once escaped, so
+/// ~430 KB in all: more than a pipe holds), then a completed outcome.
+const LOG_FLOOD: &str = r#"(module
+  (import "tdm" "tdm_host_call" (func $host_call (param i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "\26\00\00\00{\"status\":\"completed\",\"output\":\"done\"}")
+  (data (i32.const 64) "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"log\",\"params\":{\"level\":\"info\",\"message\":\"")
+  (func (export "tdm_alloc") (param i32) (result i32) (i32.const 8192))
+  (func (export "tdm_free") (param i32 i32))
+  (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32)
+    (local $i i32) (local $at i32)
+    ;; 600 x `\u0001` (6 bytes each) after the 75-byte prefix at 64, then `"}}`.
+    (local.set $at (i32.const 139))
+    (loop $fill
+      (i64.store (local.get $at) (i64.const 0x31303030755c))
+      (local.set $at (i32.add (local.get $at) (i32.const 6)))
+      (br_if $fill (i32.lt_u (local.get $at) (i32.const 3739))))
+    (i32.store (i32.const 3739) (i32.const 0x007d7d22))
+    (loop $again
+      (drop (call $host_call (i32.const 64) (i32.const 3678)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $again (i32.lt_u (local.get $i) (i32.const 120))))
+    (i32.const 0)))"#;
+
+#[test]
+fn plugin_log_lines_never_hold_an_intent_past_its_deadline() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("log-flood.wat");
+    std::fs::write(&module, LOG_FLOOD).unwrap();
+    // Nobody reads stderr for 2 s, twice the deadline: a log line written from inside the host
+    // call blocked the intent on the full pipe until it was cut with `deadline_exceeded`.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
+        .args(["run", &module.display().to_string(), "x", "--timeout", "1"])
+        .env("TDM_WORKSPACE", dir.path().join("ws"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let mut err = Vec::new();
+    child.stderr.take().unwrap().read_to_end(&mut err).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let outcome = String::from_utf8_lossy(&out.stdout);
+    let head: String = String::from_utf8_lossy(&err).chars().take(300).collect();
+    assert_eq!(outcome.trim(), r#"{"status":"completed","output":"done"}"#, "stderr begins: {head}");
+    let lines = String::from_utf8_lossy(&err).lines().filter(|l| l.starts_with("[plugin log-flood info] ")).count();
+    assert_eq!(lines, 100, "the log's message limit, every line written after the intent");
+}

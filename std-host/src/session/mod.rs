@@ -30,7 +30,7 @@ use contour_core::{
 use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod command;
@@ -184,6 +184,9 @@ pub struct Session {
     options: SessionOptions,
     dist: Option<PathBuf>,
     declared: Declared,
+    /// The plugin's `log` lines (escaped) since they were last written out: a host call never
+    /// writes to tdm's stderr itself, which could block on a full pipe past the deadline.
+    log_lines: Arc<Mutex<Vec<u8>>>,
 }
 
 /// A plugin's id for a module file: its file name without extension.
@@ -231,6 +234,7 @@ impl Session {
             options,
             dist,
             declared,
+            log_lines: Arc::default(),
         };
         session.check_host_files()?;
         Ok(session)
@@ -273,6 +277,7 @@ impl Session {
             options,
             dist: Some(package.dir.join("dist")).filter(|d| d.is_dir()),
             declared: Declared::Manifest(package.manifest.intents.clone()),
+            log_lines: Arc::default(),
         };
         session.check_host_files()?;
         Ok(session)
@@ -294,6 +299,7 @@ impl Session {
             options,
             dist: None,
             declared,
+            log_lines: Arc::default(),
         })
     }
 
@@ -387,7 +393,9 @@ impl Session {
                 .with_environment(self.environment.clone()),
             identity: self.identity.clone(),
             dist: Dist::new(self.dist.clone(), DIST_MAX_BYTES),
-            log: Log::new(LOG_MAX_COUNT, LOG_MAX_BYTES).showing(self.options.log_level),
+            log: Log::new(LOG_MAX_COUNT, LOG_MAX_BYTES)
+                .showing(self.options.log_level)
+                .with_sink(Arc::clone(&self.log_lines)),
             net: Net::new(NET_MAX_BODY_BYTES),
             vault: Vault::load(vault_path.as_deref()).map_err(SessionError::Usage)?,
             context: Context::load(context_path.as_deref()).map_err(SessionError::Usage)?,
@@ -482,9 +490,12 @@ impl Session {
         Ran { discarded: !sandbox.is_live(), report, elapsed, cancelled, launch_fuel, undeclared: false }
     }
 
-    /// Forwards the plugin's captured output to `err`, each line marked as the plugin's and
-    /// escaped (a plugin's bytes never reach the terminal raw); nothing with `-q`.
+    /// Forwards what the plugin said during the intent to `err`: its `log` lines (held while
+    /// it ran), then its captured output, each line marked as the plugin's and escaped (a
+    /// plugin's bytes never reach the terminal raw); the captured output not with `-q`.
     pub fn write_plugin_output(&self, report: &IntentReport, err: &mut dyn Write) -> io::Result<()> {
+        let logged = self.log_lines.lock().map(|mut lines| std::mem::take(&mut *lines)).unwrap_or_default();
+        err.write_all(&logged)?;
         if self.options.quiet {
             return Ok(());
         }
