@@ -408,6 +408,25 @@ fn a_secret_reflected_by_its_allowed_host_never_reaches_the_plugin() {
 }
 
 #[test]
+fn a_failure_never_marks_which_of_the_plugins_guesses_is_the_secret() {
+    // Nothing listens on port 1: the connection is refused, and the failure would quote the
+    // URL, 100 guesses of a 4-digit secret, with the matching one marked.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vault.json");
+    let text = json!({"secrets": {"PIN": {"value": "4821", "created": "2026-01-01T00:00:00Z", "allowedHosts": ["127.0.0.1"]}}});
+    std::fs::write(&path, text.to_string()).unwrap();
+    let mut setup = Setup::new(&["network:127.0.0.1"]);
+    setup.vault = vault::Vault::load(Some(&path)).unwrap();
+    let mut sandbox = setup.sandbox();
+    let guesses: Vec<String> = (4800..4900).map(|n| n.to_string()).collect();
+    let url = format!("http://127.0.0.1:1/{}", guesses.join("-"));
+    let (_, host) = fetch(&mut sandbox, json!({"url": url, "headers": {"X-Pin": "{{vault:PIN}}"}}));
+    assert_failed(&host, "host_intent_failed");
+    let message = host["message"].as_str().unwrap();
+    assert!(!message.contains("redacted") && !message.contains("4820"), "{message}");
+}
+
+#[test]
 fn a_secret_reflected_after_a_redirect_or_in_an_error_is_cut_out() {
     let dir = tempfile::tempdir().unwrap();
     let audit_path = dir.path().join("audit.jsonl");
@@ -425,7 +444,8 @@ fn a_secret_reflected_after_a_redirect_or_in_an_error_is_cut_out() {
     let params = json!({"url": first.url("127.0.0.1", "/"), "headers": {"Authorization": "Bearer {{vault:API_KEY}}"}});
     let (report, host) = fetch(&mut sandbox, params.clone());
     assert_failed(&host, "permission_denied");
-    assert!(host["message"].as_str().unwrap().contains("carries a secret"), "{host}");
+    // The detail (which would quote the location) is withheld: a secret was filled in.
+    assert!(host["message"].as_str().unwrap().contains("details are withheld"), "{host}");
     assert!(second.requests().is_empty(), "the redirect carried the secret to {:?}", second.requests());
     assert_no_trace(&report, &audit_path);
     // A redirect to a target that is not http(s) and holds the secret: refused the same way.
