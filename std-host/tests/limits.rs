@@ -236,3 +236,44 @@ fn a_command_that_opens_without_closing_gets_emfile_at_the_fd_limit() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn a_tool_gets_no_more_memory_than_its_caller() {
+    // The tool grows its memory to 64 MiB (the default limit) and answers the pages it has.
+    let hog = r#"(module
+      (memory (export "memory") 1)
+      (data (i32.const 0) "\21\00\00\00{\"status\":\"completed\",\"output\":1}")
+      (func (export "tdm_alloc") (param i32) (result i32) (i32.const 1024))
+      (func (export "tdm_free") (param i32 i32))
+      (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32)
+        (drop (memory.grow (i32.const 1023)))
+        (if (i32.lt_u (memory.size) (i32.const 1024)) (then unreachable))
+        (i32.const 0)))"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hog.wat");
+    std::fs::write(&path, hog).unwrap();
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tool.invoke","params":{"tool":"hog","intent":"x","params":{}}}"#;
+    let tool = format!("hog={}", path.display());
+    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forward.wat").display().to_string();
+    let run = |memory: &str| {
+        let (output, _) = tdm(&[
+            "run",
+            &forward,
+            "forward",
+            "--params",
+            call,
+            "--tool",
+            &tool,
+            "--grant",
+            "tool:hog",
+            "--max-memory",
+            memory,
+        ]);
+        outcome(&output)
+    };
+    assert_eq!(run("64MiB")["output"]["output"], serde_json::json!(1), "the tool runs at the default limit");
+    let nested = run("1MiB");
+    assert_eq!(nested["output"]["blockedReason"], "host_intent_failed", "{nested}");
+    let message = nested["output"]["message"].as_str().unwrap();
+    assert!(message.contains("`memory_limit_exceeded`") && message.contains("the limit is 1048576 bytes"), "{nested}");
+}

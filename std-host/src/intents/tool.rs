@@ -4,8 +4,8 @@
 //! the call chain (`permission_denied`, "cycle: a -> b -> a"), when it would nest deeper than
 //! `max_depth` (`host_intent_failed`, "depth limit N"), or when the id is not in the registry
 //! (`host_intent_failed`). Otherwise the tool's module is loaded and run in a fresh sandbox:
-//! the default policy, with fuel capped at what the caller has left and the deadline at the
-//! caller's remaining time; its own `StdIntents` (no dist/, a fresh log, an empty vault and
+//! the default policy, with fuel capped at what the caller has left, the deadline at the
+//! caller's remaining time and linear memory at the caller's limit; its own `StdIntents` (no dist/, a fresh log, an empty vault and
 //! context, the grants configured for that tool, the same audit file) and a nested `Tools` one
 //! level deeper. It runs within what is left of the caller's budgets (fuel for launch and
 //! intent together, time, host calls and bytes) and logs against the caller's log counters;
@@ -47,6 +47,9 @@ pub struct Tools {
     pub audit_path: Option<PathBuf>,
     /// The environment of nested sandboxes: the caller's choice (seed, Ctrl-C cancel).
     pub environment: EnvironmentChoice,
+    /// The most linear memory a nested sandbox may have: the caller's own limit (a tool never
+    /// gets more memory than the plugin that invoked it).
+    pub max_memory_bytes: u64,
 }
 
 impl Default for Tools {
@@ -73,7 +76,14 @@ impl Tools {
             grants: HashMap::new(),
             audit_path: None,
             environment: EnvironmentChoice::default(),
+            max_memory_bytes: Policy::default().max_memory_bytes,
         }
+    }
+
+    /// Nested sandboxes get at most `bytes` of linear memory (the caller's limit).
+    pub fn with_max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory_bytes = bytes;
+        self
     }
 
     /// Grants `grants` to tool `id` when it runs nested.
@@ -150,6 +160,7 @@ impl Tools {
             timeout_ms,
             max_host_calls: context.host_calls_remaining,
             max_host_bytes: context.host_bytes_remaining,
+            max_memory_bytes: defaults.max_memory_bytes.min(self.max_memory_bytes),
             ..defaults
         };
         let plugin = match Plugin::load(&bytes, policy) {

@@ -390,7 +390,8 @@ impl Session {
         Ok(StdIntents {
             tools: Tools::new(registry, vec![self.identity.id.clone()], TOOL_MAX_DEPTH)
                 .with_audit(Some(audit_path.clone()))
-                .with_environment(self.environment.clone()),
+                .with_environment(self.environment.clone())
+                .with_max_memory(self.policy().max_memory_bytes),
             identity: self.identity.clone(),
             dist: Dist::new(self.dist.clone(), DIST_MAX_BYTES),
             log: Log::new(LOG_MAX_COUNT, LOG_MAX_BYTES)
