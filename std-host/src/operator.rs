@@ -219,7 +219,7 @@ pub fn approved_plugin(workspace: &Workspace, id: &str) -> Result<ApprovedPlugin
     };
     // The one read of the package: everything below uses these bytes.
     let read = read_installed(workspace, &installed);
-    if let Some(why) = launch_refusal(&installed, read.as_ref().ok()) {
+    if let Some(why) = launch_refusal(id, &installed, read.as_ref().ok()) {
         let detail = read.err().map_or_else(String::new, |e| format!(" ({e})"));
         return Err(LaunchError::NotApproved(format!("{why}{detail}")));
     }
@@ -286,10 +286,10 @@ pub fn uninstall(workspace: &Workspace, id: &str) -> Result<(), OperatorError> {
 
 /// Why `tdm call` refuses to run a plugin, if it does, given its package files as read now
 /// (`None`: they could not be read, which is never approved).
-pub fn launch_refusal(plugin: &InstalledPlugin, files: Option<&PackageFiles>) -> Option<String> {
+pub fn launch_refusal(id: &str, plugin: &InstalledPlugin, files: Option<&PackageFiles>) -> Option<String> {
     match state_on_disk(plugin, files) {
         PluginState::Approved => None,
-        PluginState::Installed => Some("It is installed but not approved: run `tdm approve ID` first.".into()),
+        PluginState::Installed => Some(format!("It is installed but not approved: run `tdm approve {id}` first.")),
         PluginState::Revoked => Some("Its approval was revoked.".into()),
         PluginState::StaleApproval => {
             Some("Its approval no longer matches the module, its permissions or its intents: approve it again.".into())

@@ -18,7 +18,7 @@ use contour_core::policy::DEFAULT_MAX_REQUEST_BYTES;
 const EXAMPLES: &str = "\
 Examples:
   tdm call echo greet --params '{\"name\":\"Ada\"}'
-  tdm call json-tools sum --params @numbers.json --stats --json
+  tdm call json-tools select --params @items.json --stats --json
   tdm call echo greet --fuel 1_000_000 --timeout 1s   (limits may only go below the approval)";
 
 /// `tdm call`'s flags.

@@ -99,9 +99,9 @@ fn install(args: &InstallArgs) -> Result<u8, CliError> {
         outln!("intents: {}", intents.join(", "));
     }
     let state = if report.still_approved {
-        "approved (same module; permissions and intents within its approval)"
+        "approved (same module; permissions and intents within its approval)".to_string()
     } else {
-        "installed, pending approval: nothing was run (next: tdm approve ID)"
+        format!("installed, pending approval: nothing was run (next: tdm approve {})", report.id)
     };
     outln!("state: {state}");
     Ok(EXIT_COMPLETED)

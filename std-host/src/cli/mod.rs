@@ -36,7 +36,7 @@ Examples:
   tdm inspect plugin.wasm --json
   tdm repl plugin.wasm
   tdm run plugin.wasm greet --record greet.trace && tdm replay greet.trace
-  tdm install echo --hub examples/hub && tdm approve echo && tdm call echo greet
+  tdm install echo --hub examples/hub && tdm approve echo --yes && tdm call echo greet
   tdm completions bash > ~/.local/share/bash-completion/completions/tdm";
 
 /// Contour: run untrusted WebAssembly plugins in a sandbox.
