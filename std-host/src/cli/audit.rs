@@ -64,8 +64,10 @@ fn audit(args: &AuditArgs) -> Result<u8, CliError> {
             terminal::out_json(&entry.to_string());
             return;
         }
-        let field = |name: &str| {
-            entry.get(name).map_or_else(String::new, |v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+        let field = |name: &str| match entry.get(name) {
+            None | Some(Value::Null) => "-".to_string(),
+            Some(Value::String(text)) => text.clone(),
+            Some(other) => other.to_string(),
         };
         if entry.get("malformed") == Some(&Value::Bool(true)) {
             // Not a decision at all: said as such, never shown as a denial.

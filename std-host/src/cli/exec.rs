@@ -123,8 +123,13 @@ fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, CliError> {
             Some((host, guest)) => (host, guest.to_string()),
             None => (spec.as_str(), "/".to_string()),
         };
-        if !Path::new(host).is_dir() {
-            return Err(CliError::usage(format!("--dir {host}: not a directory")));
+        match std::fs::metadata(host) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(CliError::usage(format!("--dir {host}: not a directory"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(CliError::usage(format!("--dir {host}: no such directory")))
+            }
+            Err(e) => return Err(CliError::usage(format!("--dir {host}: {e}"))),
         }
         if out.iter().any(|(_, g)| *g == guest) {
             return Err(CliError::usage(format!(
