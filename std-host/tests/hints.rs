@@ -57,16 +57,16 @@ fn a_module_file_given_where_an_id_goes_and_back() {
     // `tdm call ghost greet`: not installed; where to look (not "not approved", which would
     // send the operator to `tdm approve ghost`, refused for an id that is not installed).
     let out = tdm(&ws, &["call", "ghost", "greet"], b"");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "an id that names nothing is a usage error");
     assert!(stderr(&out).contains("no plugin `ghost` is installed"), "{}", text(&out));
     assert!(stderr(&out).contains("`tdm workspace status` lists the installed plugins"), "{}", text(&out));
     assert!(stderr(&out).contains("tdm run FILE greet"), "{}", text(&out));
     assert!(!text(&out).contains("not_approved") && !text(&out).contains("tdm approve"), "{}", text(&out));
     let out = tdm(&ws, &["call", "ghost", "greet", "--json"], b"");
-    assert_eq!(json(&out)["error"], "refused", "{}", text(&out));
+    assert_eq!(json(&out)["error"], "usage", "{}", text(&out));
     // The REPL: the same, and a module file is opened by its path.
     let out = tdm(&ws, &["repl", "ghost"], b"");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no plugin `ghost` is installed"), "{}", text(&out));
     assert!(stderr(&out).contains("./ghost.wasm"), "{}", text(&out));
     assert!(!text(&out).contains("not_approved"), "{}", text(&out));

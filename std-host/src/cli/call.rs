@@ -74,7 +74,7 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
         Ok(session) => session,
         Err(e) => {
             if let SessionError::Workspace(WorkspaceError::NotInstalled(_)) = e {
-                return Err(CliError::refused(e.to_string()).hint(misread::unknown_id_for_call(&args.id, &args.method)));
+                return Err(CliError::usage(e.to_string()).hint(misread::unknown_id_for_call(&args.id, &args.method)));
             }
             return refused_at_load(e, Front::Call);
         }

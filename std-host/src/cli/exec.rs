@@ -18,7 +18,7 @@ use crate::terminal::{self, errln};
 use clap::Args;
 use contour_core::{run_command, BlockedReason, CommandExit, Failure, Plugin, Policy, Profile, WasiConfig};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 const EXAMPLES: &str = "\

@@ -77,7 +77,7 @@ fn repl(args: &ReplArgs, global: &GlobalArgs) -> Result<u8, CliError> {
             return refused_at_load(e, front);
         }
         Err(e @ SessionError::Workspace(WorkspaceError::NotInstalled(_))) => {
-            return Err(CliError::refused(e.to_string()).hint(misread::unknown_id_for_repl(&args.target)))
+            return Err(CliError::usage(e.to_string()).hint(misread::unknown_id_for_repl(&args.target)))
         }
         Err(e) => return Err(e.into()),
     };

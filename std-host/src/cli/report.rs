@@ -133,8 +133,9 @@ impl From<FileError> for CliError {
 impl From<WorkspaceError> for CliError {
     fn from(e: WorkspaceError) -> Self {
         match e {
+            // An id that names nothing is typed wrong, like a file that is not there (exit 2).
             WorkspaceError::NotInstalled(_) => {
-                Self::refused(e.to_string()).hint("`tdm workspace status` lists the installed plugins")
+                Self::usage(e.to_string()).hint("`tdm workspace status` lists the installed plugins")
             }
             _ => Self::io(e.to_string()),
         }
@@ -151,7 +152,9 @@ impl From<OperatorError> for CliError {
             | OperatorError::Package(PackageError::Io(..) | PackageError::File(FileError::Io { .. })) => ErrorKind::Io,
             // A hub folder or package file that is not there is a path typed wrong, as for
             // every other file tdm is given (exit 2), not a refusal.
-            OperatorError::Package(PackageError::File(FileError::NotFound { .. })) => ErrorKind::Usage,
+            OperatorError::Package(PackageError::File(FileError::NotFound { .. }))
+            | OperatorError::Package(PackageError::NotInHub(_))
+            | OperatorError::Workspace(WorkspaceError::NotInstalled(_)) => ErrorKind::Usage,
             _ => ErrorKind::Refused,
         };
         let error = Self { kind, message: e.to_string(), hint: None, detail: Vec::new() };
