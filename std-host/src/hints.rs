@@ -36,6 +36,8 @@ pub struct Context {
     pub at_load: bool,
     /// The module is a WASI command (exports `_start`, not the plugin exports).
     pub is_command: bool,
+    /// The module is an Extism plugin (imports from `extism:host/...`).
+    pub is_extism: bool,
     /// The run was cancelled by Ctrl-C (it ends as `deadline_exceeded`).
     pub cancelled: bool,
     /// The module is WebAssembly text that does not compile (its error names FILE:LINE:COL).
@@ -57,8 +59,11 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
             Front::ReplInstalled => "Run one of the declared intents (:intents lists them).".into(),
             _ => "Call one of the declared intents (`tdm workspace status` lists them); a new intent needs a version that declares it, approved with `tdm approve ID`.".into(),
         },
-        BlockedReason::AbiMismatch if context.is_command => {
+        BlockedReason::AbiMismatch | BlockedReason::ImportNotAllowed if context.is_command => {
             "This is a WASI command (it exports `_start`, not the plugin exports): run it with `tdm exec FILE`.".into()
+        }
+        BlockedReason::AbiMismatch | BlockedReason::ImportNotAllowed if context.is_extism => {
+            "This is an Extism plugin (it imports `extism:host/...`): Contour runs plugins written to the TDM IPC ABI (docs/ABI.md; SDKs for Rust, C and AssemblyScript in sdk/).".into()
         }
         BlockedReason::FuelExhausted => match front {
             Front::Run | Front::Exec => "Send a smaller input or raise the fuel budget (--fuel N).".into(),
@@ -127,6 +132,10 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
 /// A failure's message as `tdm exec` prints it: about the command, where core's fixed message
 /// speaks of an intent or a plugin.
 pub fn command_message(failure: &Failure) -> String {
+    if failure.reason == BlockedReason::AbiMismatch {
+        // Core's fixed message is about the plugin ABI, which a command does not implement.
+        return format!("The module is not a WASI command. {}", failure.detail);
+    }
     let message = failure.message();
     let rest = ["The intent ", "The plugin "].iter().find_map(|subject| message.strip_prefix(subject));
     rest.map_or_else(|| message.clone(), |rest| format!("The command {rest}"))

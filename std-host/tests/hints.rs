@@ -102,6 +102,30 @@ fn a_command_given_to_run_and_a_plugin_given_to_exec_name_the_other_subcommand()
 
     let out = tdm(dir.path(), &["inspect", &command], b"");
     assert!(String::from_utf8_lossy(&out.stdout).contains("run it with `tdm exec"), "{}", text(&out));
+    // Exec's own words for a plugin: not the plugin ABI's.
+    let out = tdm(dir.path(), &["exec", &echo()], b"");
+    assert!(stderr(&out).contains("The module is not a WASI command. missing export `_start`"), "{}", stderr(&out));
+
+    // A command that also reads files: refused for its imports first, and still sent to exec.
+    let reader = write(
+        dir.path(),
+        "reader.wat",
+        r#"(module (import "wasi_snapshot_preview1" "path_open"
+             (func (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+           (memory (export "memory") 1) (func (export "_start")))"#,
+    );
+    let outcome = json(&tdm(dir.path(), &["run", &reader, "x"], b""));
+    assert_eq!(outcome["blockedReason"], "import_not_allowed", "{outcome}");
+    assert!(outcome["recoveryHint"].as_str().unwrap().contains("run it with `tdm exec FILE`"), "{outcome}");
+    // An Extism plugin: another ABI, said so.
+    let extism = write(
+        dir.path(),
+        "extism.wat",
+        r#"(module (import "extism:host/env" "input_length" (func (result i64)))
+           (memory (export "memory") 1) (func (export "greet") (result i32) (i32.const 0)))"#,
+    );
+    let outcome = json(&tdm(dir.path(), &["run", &extism, "greet"], b""));
+    assert!(outcome["recoveryHint"].as_str().unwrap().contains("This is an Extism plugin"), "{outcome}");
 }
 
 #[test]

@@ -164,6 +164,8 @@ fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy, decla
     }
     match declared {
         Declared::Malformed(why) => outln!("intents: the module's declaration is unusable: {why}"),
+        // A command has no intents: it runs `_start` once.
+        _ if command && declared.intents().is_empty() => {}
         _ if declared.intents().is_empty() => outln!(
             "intents: none declared (no tdm.intents section; SDK-built plugins declare theirs, see docs/ABI.md 1a)"
         ),
@@ -197,14 +199,14 @@ fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy, decla
         imports.print();
     }
     let hosts = host_imports(inspection);
-    outln!(
-        "host intents: {}",
-        if hosts.is_empty() {
-            "none (compute, WASI stdio and clocks only)".to_string()
-        } else {
-            format!("uses {}", hosts.join(", "))
-        }
-    );
+    if command {
+        // A command's imports are WASI's (the list above): `tdm exec` serves them, its files
+        // through `--dir` preopens, read-only.
+    } else if hosts.is_empty() {
+        outln!("host intents: none (compute, WASI stdio and clocks only)");
+    } else {
+        outln!("host intents: uses {}", hosts.join(", "));
+    }
     match inspection.memory {
         Some(m) => outln!(
             "memory: {} initial pages, maximum {}; policy limit {} bytes ({} pages)",

@@ -117,6 +117,8 @@ pub enum SessionError {
         failure: Failure,
         /// Whether the module is a WASI command (for the hint: use `tdm exec`).
         is_command: bool,
+        /// Whether the module is an Extism plugin (for the hint: another ABI).
+        is_extism: bool,
     },
     /// An installed plugin may not run: the `not_approved` failure to print (exit 1).
     NotApproved(Failure),
@@ -155,8 +157,9 @@ impl SessionError {
     pub fn outcome_json(&self, front: Front) -> Option<String> {
         let failure = self.failure()?;
         let is_command = matches!(self, Self::Load { is_command: true, .. });
+        let is_extism = matches!(self, Self::Load { is_extism: true, .. });
         let wat = matches!(self, Self::Wat(_));
-        let context = hints::Context { at_load: true, is_command, wat, ..hints::Context::default() };
+        let context = hints::Context { at_load: true, is_command, is_extism, wat, ..hints::Context::default() };
         Some(hints::outcome_json(&Outcome::from_failure(failure), front, context).into_owned())
     }
 }
@@ -199,11 +202,20 @@ pub fn is_command(bytes: &[u8]) -> bool {
     Plugin::inspect(bytes, &Policy::default(), Profile::Command).is_ok_and(|i| i.failures.is_empty())
 }
 
-/// Loads `bytes` under `policy`; a refusal says whether the module is a command.
+/// Whether `bytes` is an Extism plugin: it imports from Extism's host modules.
+pub fn is_extism(bytes: &[u8]) -> bool {
+    Plugin::inspect(bytes, &Policy::default(), Profile::Marketplace)
+        .is_ok_and(|i| i.imports.iter().any(|import| import.module.starts_with("extism:")))
+}
+
+/// Loads `bytes` under `policy`; a refusal says whether the module is a command or an Extism
+/// plugin (another kind of module, for which the hint names what to do instead).
 fn load(bytes: &[u8], policy: Policy) -> Result<Plugin, SessionError> {
     Plugin::load(bytes, policy).map_err(|failure| {
-        let is_command = failure.reason == BlockedReason::AbiMismatch && is_command(bytes);
-        SessionError::Load { failure, is_command }
+        let foreign = matches!(failure.reason, BlockedReason::AbiMismatch | BlockedReason::ImportNotAllowed);
+        let is_command = foreign && is_command(bytes);
+        let is_extism = foreign && !is_command && is_extism(bytes);
+        SessionError::Load { failure, is_command, is_extism }
     })
 }
 
