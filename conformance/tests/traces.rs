@@ -173,7 +173,10 @@ fn every_conformance_trace_records_identically_and_replays_to_its_digest() {
     let expected = digests();
     for (name, module_path) in manifest() {
         let wasm = module_bytes(&module_path);
-        let module = module_path.strip_prefix(conformance()).unwrap_or(&module_path).display().to_string();
+        // Named from the traces' folder, as `tdm --record` names a module from its trace's folder,
+        // so `tdm replay conformance/traces/NAME.trace` finds it from any working folder.
+        let relative = module_path.strip_prefix(conformance()).unwrap_or(&module_path);
+        let module = Path::new("..").join(relative).display().to_string();
         let trace = record(&name, &wasm, &module);
         let bytes = trace.encode().unwrap();
         let file = conformance().join(format!("traces/{name}.trace"));
