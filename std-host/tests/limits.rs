@@ -277,3 +277,31 @@ fn a_tool_gets_no_more_memory_than_its_caller() {
     let message = nested["output"]["message"].as_str().unwrap();
     assert!(message.contains("`memory_limit_exceeded`") && message.contains("the limit is 1048576 bytes"), "{nested}");
 }
+
+#[test]
+fn a_seek_past_what_a_signed_offset_holds_is_eoverflow() {
+    // Seeks to i64::MAX (fine), then as far again: exits with the errno of the second seek.
+    let seeker = r#"(module
+      (import "wasi_snapshot_preview1" "path_open"
+        (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+      (import "wasi_snapshot_preview1" "fd_seek" (func $seek (param i32 i64 i32 i32) (result i32)))
+      (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+      (memory (export "memory") 1)
+      (data (i32.const 16) "a.txt")
+      (func (export "_start") (local $fd i32)
+        (drop (call $open (i32.const 3) (i32.const 1) (i32.const 16) (i32.const 5)
+          (i32.const 0) (i64.const 4) (i64.const 0) (i32.const 0) (i32.const 32)))
+        (local.set $fd (i32.load (i32.const 32)))
+        (if (call $seek (local.get $fd) (i64.const 0x7fffffffffffffff) (i32.const 0) (i32.const 40))
+          (then (call $exit (i32.const 100))))
+        (call $exit (call $seek (local.get $fd) (i64.const 0x7fffffffffffffff) (i32.const 1) (i32.const 40)))))"#;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("a.txt"), b"hi").unwrap();
+    let module = dir.path().join("seek.wat");
+    std::fs::write(&module, seeker).unwrap();
+    let (output, _) = tdm(&["exec", &module.display().to_string(), "--dir", &root.display().to_string()]);
+    const EOVERFLOW: i32 = 61;
+    assert_eq!(output.status.code(), Some(EOVERFLOW), "{}", String::from_utf8_lossy(&output.stderr));
+}

@@ -42,6 +42,8 @@ pub enum Errno {
     Notsock = 57,
     /// Not supported.
     Notsup = 58,
+    /// A value too large for its type (a file position past `i64::MAX`).
+    Overflow = 61,
     /// Operation not permitted.
     Perm = 63,
     /// Broken pipe.

@@ -302,6 +302,10 @@ fn seek(
         _ => return Err(Errno::Inval.into()),
     };
     let target = i128::from(base) + i128::from(offset);
+    if target > i128::from(i64::MAX) {
+        // A position a guest's signed `off_t` cannot hold (it would read it as negative).
+        return Err(Errno::Overflow.into());
+    }
     let target = u64::try_from(target).map_err(|_| Errno::Inval)?;
     guest.range(out, 8)?;
     if let Some(Fd::File { position, .. }) = state.wasi.fds.get_mut(&fd) {
