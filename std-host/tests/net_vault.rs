@@ -185,6 +185,12 @@ fn a_redirect_to_an_ungranted_host_is_refused_before_connecting() {
     assert!(host["message"].as_str().unwrap().contains("localhost"), "{host}");
     assert_eq!(first.requests().len(), 1);
     assert!(second.requests().is_empty(), "{:?}", second.requests());
+    // The grant it names is one `--grant` takes: an IPv6 address in brackets.
+    let first = Server::start(vec![Reply::redirect("http://[::1]:1/x")]);
+    let (_, host) = fetch(&mut sandbox, json!({"url": first.url("127.0.0.1", "/")}));
+    assert_failed(&host, "permission_denied");
+    assert!(host["message"].as_str().unwrap().contains("which needs `network:[::1]`"), "{host}");
+    assert!(contour_core::Permission::parse("network:[::1]").is_ok());
 }
 
 #[test]

@@ -265,9 +265,11 @@ impl Net {
         let mut downgraded = false;
         for hop in 0..=MAX_REDIRECTS {
             if !grants.iter().any(|grant| grant.allows_host(&host)) {
+                // The grant as `--grant` takes it: an IPv6 address in brackets.
+                let grant = if host.contains(':') { format!("network:[{host}]") } else { format!("network:{host}") };
                 return Err(failure(
                     BlockedReason::PermissionDenied,
-                    format!("`net.fetch` was redirected to `{host}`, which needs `network:{host}`."),
+                    format!("`net.fetch` was redirected to `{host}`, which needs `{grant}`."),
                 ));
             }
             let uri = client_uri(&url, &host)?;

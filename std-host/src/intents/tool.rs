@@ -168,7 +168,7 @@ impl Tools {
             Err(failure) => {
                 return HostAnswer::failed(
                     BlockedReason::HostIntentFailed,
-                    format!("Tool `{tool}` cannot be loaded: {failure}."),
+                    format!("Tool `{tool}` cannot be loaded: {}.", failure.to_string().trim_end_matches('.')),
                 )
             }
         };
