@@ -31,8 +31,17 @@ impl Repl {
             }
             Command::Intents => Ok(self.intents(&mut text)?),
             Command::Limits => {
-                write_limits(&mut text, self.session.policy())?;
-                Ok(json!({"fuelPerIntent": self.session.policy().fuel_per_intent}))
+                let fields = limit_fields(self.session.policy());
+                for (name, value) in &fields {
+                    let shown = if *name == "max_memory_bytes" {
+                        memory(self.session.policy().max_memory_bytes)
+                    } else {
+                        plain(value)
+                    };
+                    textln!(&mut text, "{name:<24} {shown}")?;
+                }
+                // The same fields for scripts, named as every other JSON document names them.
+                Ok(Value::Object(fields.into_iter().map(|(name, value)| (camel(name), value)).collect()))
             }
             Command::Fuel(None) => {
                 let fuel = self.session.policy().fuel_per_intent;
@@ -210,29 +219,48 @@ impl Repl {
 }
 
 /// Every field of the policy, one per line.
-fn write_limits(out: &mut dyn Write, policy: &Policy) -> io::Result<()> {
-    let fields: [(&str, String); 16] = [
-        ("max_memory_bytes", memory(policy.max_memory_bytes)),
-        ("fuel_per_intent", policy.fuel_per_intent.to_string()),
-        ("timeout_ms", policy.timeout_ms.to_string()),
-        ("max_call_depth", policy.max_call_depth.to_string()),
-        ("max_request_bytes", policy.max_request_bytes.to_string()),
-        ("max_response_bytes", policy.max_response_bytes.to_string()),
-        ("max_output_bytes", policy.max_output_bytes.to_string()),
-        ("max_module_bytes", policy.max_module_bytes.to_string()),
-        ("max_table_elements", policy.max_table_elements.to_string()),
-        ("max_tables", policy.max_tables.to_string()),
-        ("max_instances", policy.max_instances.to_string()),
-        ("fuel_slice", policy.fuel_slice.to_string()),
-        ("max_host_calls", policy.max_host_calls.to_string()),
-        ("max_host_bytes", policy.max_host_bytes.to_string()),
-        ("max_host_request_bytes", policy.max_host_request_bytes.to_string()),
-        ("compilation", format!("{:?}", policy.compilation)),
-    ];
-    for (name, value) in fields {
-        textln!(out, "{name:<24} {value}")?;
+/// Every limit of `policy`, by its `Policy` field name.
+fn limit_fields(policy: &Policy) -> Vec<(&'static str, Value)> {
+    vec![
+        ("max_memory_bytes", json!(policy.max_memory_bytes)),
+        ("fuel_per_intent", json!(policy.fuel_per_intent)),
+        ("timeout_ms", json!(policy.timeout_ms)),
+        ("max_call_depth", json!(policy.max_call_depth)),
+        ("max_request_bytes", json!(policy.max_request_bytes)),
+        ("max_response_bytes", json!(policy.max_response_bytes)),
+        ("max_output_bytes", json!(policy.max_output_bytes)),
+        ("max_module_bytes", json!(policy.max_module_bytes)),
+        ("max_table_elements", json!(policy.max_table_elements)),
+        ("max_tables", json!(policy.max_tables)),
+        ("max_instances", json!(policy.max_instances)),
+        ("fuel_slice", json!(policy.fuel_slice)),
+        ("max_host_calls", json!(policy.max_host_calls)),
+        ("max_host_bytes", json!(policy.max_host_bytes)),
+        ("max_host_request_bytes", json!(policy.max_host_request_bytes)),
+        ("compilation", json!(format!("{:?}", policy.compilation))),
+    ]
+}
+
+/// A JSON value as text, strings without their quotes.
+fn plain(value: &Value) -> String {
+    value.as_str().map_or_else(|| value.to_string(), str::to_string)
+}
+
+/// `max_memory_bytes` -> `maxMemoryBytes`.
+fn camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
     }
-    Ok(())
+    out
 }
 
 #[cfg(test)]
@@ -296,6 +324,12 @@ mod tests {
             assert_eq!(out.lines().count(), 1, "{line}: {out}");
             let value: Value = serde_json::from_str(&out).expect("JSON");
             assert_eq!((value["status"].as_str(), value["command"].as_str()), (Some("ok"), Some(command)), "{out}");
+            if command == "limits" {
+                // Every limit, as the text lists them.
+                assert_eq!(value["maxMemoryBytes"], 67_108_864, "{out}");
+                assert_eq!(value["timeoutMs"], 5_000, "{out}");
+                assert_eq!(value["compilation"], "LazyTranslation", "{out}");
+            }
         }
         let (_, out, err) = handle(&mut repl, ":stop");
         let value: Value = serde_json::from_str(&out).expect("JSON");
