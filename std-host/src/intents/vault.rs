@@ -136,6 +136,14 @@ impl Vault {
         let root = root
             .as_object()
             .ok_or_else(|| format!("vault file {file}: expected an object {{\"secrets\": {{...}}}}"))?;
+        // A key beside `secrets` is a vault written in another shape (`{"token": "..."}`): said
+        // at once, never read as an empty vault.
+        if let Some(other) = root.keys().find(|key| *key != "secrets") {
+            return Err(format!(
+                "vault file {file}: unknown key `{}`; a vault is {{\"secrets\": {{\"NAME\": {{\"value\": \"...\", \"allowedHosts\": [\"HOST\"], ...}}}}}} (README, Host intents)",
+                files::truncated(other, 64)
+            ));
+        }
         let mut secrets = BTreeMap::new();
         match root.get("secrets") {
             None | Some(Value::Null) => {}
@@ -282,5 +290,15 @@ mod tests {
         let text = format!("{:?}", good());
         assert!(text.contains("API_KEY") && text.contains("redacted"), "{text}");
         assert!(!text.contains(SECRET), "{text}");
+    }
+
+    #[test]
+    fn a_vault_of_another_shape_is_refused_not_read_as_empty() {
+        for text in [r#"{"token":"s3cret"}"#, r#"{"secretz":{}}"#, r#"{"secrets":{},"extra":1}"#] {
+            let error = vault(text).expect_err(text);
+            assert!(error.contains("unknown key") && error.contains("{\"secrets\""), "{error}");
+            assert!(!error.contains("s3cret"), "{error}");
+        }
+        assert!(vault(r#"{"secrets":{}}"#).is_ok());
     }
 }
