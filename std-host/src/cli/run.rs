@@ -75,7 +75,12 @@ fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
                 None => error,
             });
         }
-        Err(e) => return refused_at_load(e, Front::Run),
+        Err(e) => {
+            if args.record.record.is_some() && !args.json.json {
+                errln!("tdm: --record: nothing was recorded (the module did not load, so nothing ran)");
+            }
+            return refused_at_load(e, Front::Run);
+        }
     };
     let mut sandbox = session.sandbox()?;
     report::start_recording(&session, &mut sandbox, args.record.record.as_deref())?;
