@@ -66,8 +66,10 @@ fn error(e: TraceFileError) -> CliError {
             CliError::refused(e.to_string())
                 .hint(format!("if you trust the trace, pass --max-memory {value} to allow its memory limit"))
         }
-        TraceFileError::ModuleNotFound { .. } => CliError::io(e.to_string())
+        TraceFileError::ModuleNotFound { .. } => CliError::usage(e.to_string())
             .hint("pass --plugin PATH to name the module (the trace names it from where it was recorded)"),
+        // The trace file itself: the same words and class as any file tdm is given.
+        TraceFileError::File(e) => CliError::from(e),
         // A trace that cannot be read (truncated, not a trace, another format version): exit 2,
         // as README says, like a file that cannot be read.
         TraceFileError::Trace(..) => CliError::usage(e.to_string()),
