@@ -16,6 +16,7 @@
 //! | [`repl`] | the REPL: entries, commands, the terminal line editor |
 //! | [`terminal`], [`table`] | every printed line escaped; aligned tables |
 //! | [`files`], [`module_file`], [`dirfs`] | bounded non-blocking reads, `.wasm`/`.wat` loading, read-only dirs for `exec` |
+//! | [`module_kind`] | whether bytes are a plugin, a WASI command or an Extism plugin (for hints) |
 //! | [`cli`], [`exit`] | the `tdm` subcommands (one module each) and their exit codes |
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -31,6 +32,7 @@ pub mod hints;
 pub mod intents;
 pub mod limits;
 pub mod module_file;
+pub mod module_kind;
 pub mod operator;
 pub mod package;
 pub mod package_copy;

@@ -16,7 +16,7 @@ use crate::session::{command_environment, CommandOutput};
 use crate::stdio::{stdio_kinds, StdinReader};
 use crate::terminal::{self, errln};
 use clap::Args;
-use contour_core::{run_command, BlockedReason, CommandExit, Failure, Plugin, Policy, Profile, WasiConfig};
+use contour_core::{run_command, BlockedReason, CommandExit, Failure, Plugin, Profile, WasiConfig};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -142,10 +142,6 @@ fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, CliError> {
 }
 
 /// Whether `bytes` is a plugin (the marketplace profile accepts it), not a command.
-fn is_plugin(bytes: &[u8]) -> bool {
-    Plugin::inspect(bytes, &Policy::default(), Profile::Marketplace).is_ok_and(|i| i.failures.is_empty())
-}
-
 fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     // A command's default fuel lets real programs run to the deadline (std-host/src/command.rs).
     let limits = args.limits.limits();
@@ -171,7 +167,7 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     let plugin = match Plugin::load_as(&bytes, policy, Profile::Command) {
         Ok(plugin) => plugin,
         Err(failure) => {
-            let hint = is_plugin(&bytes).then(|| {
+            let hint = crate::module_kind::is_plugin(&bytes).then(|| {
                 format!(
                     "{} is a plugin, not a WASI command (it exports tdm_plugin_execute_intent, not _start): \
                      run one of its intents with `tdm run {} METHOD`",

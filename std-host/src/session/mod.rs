@@ -25,7 +25,7 @@ use crate::terminal::textln;
 use crate::workspace::{workspace_dir, Workspace, WorkspaceError, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
 use contour_core::{
     BlockedReason, Compilation, Environment, Failure, IntentReport, Outcome, Permission, Permissions, Plugin, Policy,
-    Profile, Sandbox,
+    Sandbox,
 };
 use std::fmt;
 use std::io::{self, Write};
@@ -197,16 +197,7 @@ pub fn file_id(path: &Path) -> String {
     path.file_stem().map_or_else(|| "plugin".to_string(), |stem| stem.to_string_lossy().into_owned())
 }
 
-/// Whether `bytes` is a WASI command rather than a plugin (it passes the command profile).
-pub fn is_command(bytes: &[u8]) -> bool {
-    Plugin::inspect(bytes, &Policy::default(), Profile::Command).is_ok_and(|i| i.failures.is_empty())
-}
-
-/// Whether `bytes` is an Extism plugin: it imports from Extism's host modules.
-pub fn is_extism(bytes: &[u8]) -> bool {
-    Plugin::inspect(bytes, &Policy::default(), Profile::Marketplace)
-        .is_ok_and(|i| i.imports.iter().any(|import| import.module.starts_with("extism:")))
-}
+pub use crate::module_kind::{is_command, is_extism};
 
 /// Loads `bytes` under `policy`; a refusal says whether the module is a command or an Extism
 /// plugin (another kind of module, for which the hint names what to do instead).

@@ -1,0 +1,21 @@
+//! What kind of module some bytes are, for the hint a refusal gives: a TDM plugin (`tdm run`), a
+//! WASI command (`tdm exec`) or an Extism plugin (another ABI). Each is judged by core's own
+//! load checks, never by guessing from names.
+
+use contour_core::{Plugin, Policy, Profile};
+
+/// Whether `bytes` is a plugin: it passes the marketplace profile's checks.
+pub fn is_plugin(bytes: &[u8]) -> bool {
+    Plugin::inspect(bytes, &Policy::default(), Profile::Marketplace).is_ok_and(|i| i.failures.is_empty())
+}
+
+/// Whether `bytes` is a WASI command rather than a plugin (it passes the command profile).
+pub fn is_command(bytes: &[u8]) -> bool {
+    Plugin::inspect(bytes, &Policy::default(), Profile::Command).is_ok_and(|i| i.failures.is_empty())
+}
+
+/// Whether `bytes` is an Extism plugin: it imports from Extism's host modules.
+pub fn is_extism(bytes: &[u8]) -> bool {
+    Plugin::inspect(bytes, &Policy::default(), Profile::Marketplace)
+        .is_ok_and(|i| i.imports.iter().any(|import| import.module.starts_with("extism:")))
+}
