@@ -47,7 +47,7 @@ measure "exec: _start loops (--timeout 0.3, 1e12 fuel)" 127 deadline_exceeded --
     exec --timeout 0.3 --fuel $huge_fuel "$fixtures/limits/command_loop.wat"
 
 mkdir -p "$work/listed"
-for i in $(seq 0 199); do : >"$work/listed/file-$i.txt"; done
+for i in $(seq 0 199); do printf x >"$work/listed/file-$(printf %04d "$i").txt"; done
 for mode in r:"random_get of 16 MiB" w:"fd_write of 1,000,000 iovecs" p:"poll_oneoff of 100,000 subscriptions" \
     d:"fd_readdir of 200 entries"; do
     measure "exec flood: ${mode#*:}, in a loop" 127 deadline_exceeded -- exec --timeout 0.3 --fuel $huge_fuel \
