@@ -49,3 +49,30 @@ fn proc_exit_is_plugin_exited_with_its_code() {
     assert_eq!(outcome["output"]["retryable"], false);
     assert_eq!(report.outcome.host_failure().and_then(|f| f.exit_code), Some(3));
 }
+
+#[test]
+fn a_launch_that_fails_reports_what_it_wrote_and_the_memory_it_had() {
+    // `_initialize` prints a line, grows memory to two pages, then traps: the intent that
+    // launched it fails with what the launch wrote and had, for the operator to see why.
+    let wasm = wat::parse_str(
+        r#"(module
+          (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+          (memory (export "memory") 1)
+          (data (i32.const 0) "initializing\n")
+          (func (export "_initialize")
+            (i32.store (i32.const 32) (i32.const 0))
+            (i32.store (i32.const 36) (i32.const 13))
+            (drop (call $fd_write (i32.const 1) (i32.const 32) (i32.const 1) (i32.const 40)))
+            (drop (memory.grow (i32.const 1)))
+            unreachable)
+          (func (export "tdm_alloc") (param i32) (result i32) (i32.const 1024))
+          (func (export "tdm_free") (param i32 i32))
+          (func (export "tdm_plugin_execute_intent") (param i32 i32) (result i32) (i32.const 0)))"#,
+    )
+    .unwrap();
+    let report = sandbox(&wasm, Policy::default()).execute("x", &json!({}));
+    assert_eq!(report.outcome.blocked_reason(), Some("plugin_trap"), "{}", report.outcome.json);
+    assert_eq!(String::from_utf8_lossy(&report.stdout), "initializing\n");
+    assert_eq!(report.peak_memory_bytes, 2 * 65_536);
+    assert!(report.launch_fuel > 0 && report.fuel_used == report.launch_fuel);
+}

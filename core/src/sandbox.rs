@@ -151,12 +151,26 @@ pub struct Sandbox {
     host: Option<(Box<dyn HostIntents>, Permissions)>,
     next_id: u64,
     launch_fuel: u64,
+    /// What a launch that failed left: its output and figures, for the intent it ran for.
+    failed_launch: FailedLaunch,
     /// Where the next run is cut (replay only).
     cut: Option<Cut>,
     /// Intents run so far (the index the environment is told at the start of each).
     intents: u64,
     /// The session being recorded, if any.
     recording: Option<Recording>,
+}
+
+/// What a launch that failed had done: what it wrote (the start function's and
+/// `_initialize`'s output explains the failure), the memory it had and its host calls.
+#[derive(Debug, Default)]
+struct FailedLaunch {
+    peak_memory_bytes: u64,
+    host_calls: u32,
+    host_bytes: u64,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    output_dropped: u64,
 }
 
 /// Figures of the last launch.
@@ -177,6 +191,7 @@ impl Sandbox {
             host: Some((Box::new(NoHostIntents), Permissions::default())),
             next_id: 1,
             launch_fuel: 0,
+            failed_launch: FailedLaunch::default(),
             cut: None,
             intents: 0,
             recording: None,
@@ -244,6 +259,7 @@ impl Sandbox {
     /// stays open (its budget and deadline go on) for whatever the caller runs next.
     fn launch_live(&mut self) -> Result<Live, Failure> {
         self.discard();
+        self.failed_launch = FailedLaunch::default();
         let lost = || Failure::new(BlockedReason::HostFault, "The sandbox lost its environment.");
         let env = self.env.take().ok_or_else(lost)?;
         let Some((intents, grants)) = self.host.take() else {
@@ -273,6 +289,18 @@ impl Sandbox {
         match result {
             Ok((memory, alloc, free, execute)) => Ok(Live { store, meter, memory, alloc, free, execute }),
             Err(failure) => {
+                let memory = store.data().memory;
+                let peak_memory_bytes = memory.map_or(0, |m| m.size(&store).saturating_mul(WASM_PAGE_BYTES));
+                let state = store.data_mut();
+                let (stdout, stderr, output_dropped) = state.wasi.output.take_captured().unwrap_or_default();
+                self.failed_launch = FailedLaunch {
+                    peak_memory_bytes,
+                    host_calls: state.host.calls,
+                    host_bytes: state.host.bytes,
+                    stdout,
+                    stderr,
+                    output_dropped,
+                };
                 self.reclaim(store);
                 Err(failure)
             }
@@ -345,7 +373,18 @@ impl Sandbox {
         if launched {
             match self.launch_live() {
                 Ok(live) => self.live = Some(live),
-                Err(failure) => return failed_report(failure, self.launch_fuel),
+                Err(failure) => {
+                    let left = core::mem::take(&mut self.failed_launch);
+                    return IntentReport {
+                        peak_memory_bytes: left.peak_memory_bytes,
+                        host_calls: left.host_calls,
+                        host_bytes: left.host_bytes,
+                        stdout: left.stdout,
+                        stderr: left.stderr,
+                        output_dropped: left.output_dropped,
+                        ..failed_report(failure, self.launch_fuel)
+                    };
+                }
             }
         }
         let policy = &self.plugin.policy;
