@@ -198,6 +198,38 @@ fn a_new_intent_voids_the_approval() {
     assert_eq!(state(&s.workspace), PluginState::Approved);
 }
 
+/// Rewrites the package in `dir` (module `module`, no permissions) with `policy` as its
+/// `[policy]` table.
+fn ask_for_limits(dir: &Path, module: &str, policy: &str) {
+    std::fs::write(dir.join("plugin.toml"), manifest("1.0.0", module, &[]) + "[policy]\n" + policy).unwrap();
+}
+
+#[test]
+fn raised_limits_void_the_approval() {
+    let s = setup(&[]);
+    let module = marked("A");
+    ask_for_limits(&s.source, &module, "fuel_per_intent = 100000\nmax_memory_bytes = 131072\n");
+    install(&s.workspace, &s.source);
+    approve(&s.workspace);
+    assert_eq!(state(&s.workspace), PluginState::Approved);
+    // The same module asking for the default budget: 20,000 times the fuel that was approved.
+    ask_for_limits(&s.source, &module, "max_memory_bytes = 131072\n");
+    let report = install(&s.workspace, &s.source);
+    assert!(report.approval_voided && !report.still_approved, "{report:?}");
+    assert!(call(&s.workspace, &s.host).is_err());
+    // Approved again with it, lower limits keep the approval.
+    approve(&s.workspace);
+    ask_for_limits(&s.source, &module, "fuel_per_intent = 50000\nmax_memory_bytes = 65536\n");
+    assert!(install(&s.workspace, &s.source).still_approved);
+    // Raised on disk after approval: refused.
+    approve(&s.workspace);
+    ask_for_limits(&s.workspace.dir.join("packages/p/1.0.0"), &module, "fuel_per_intent = 60000\n");
+    assert_eq!(state(&s.workspace), PluginState::StaleApproval);
+    let refused = call(&s.workspace, &s.host).expect_err("limits above the approval");
+    assert!(refused.contains("its limits"), "{refused}");
+    assert!(s.host.0.lock().unwrap().is_empty());
+}
+
 #[test]
 fn an_intent_added_on_disk_after_approval_is_refused() {
     let s = setup(&[]);

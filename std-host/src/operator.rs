@@ -133,6 +133,7 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
             if existing.sha256 != package.sha256
                 || !covered(&package.requested, &approved)
                 || !existing.covers_intents(&manifest.intents)
+                || !manifest.policy.within(&existing.limits)
             {
                 approval = None;
                 voided = true;
@@ -180,10 +181,11 @@ pub fn read_installed(workspace: &Workspace, plugin: &InstalledPlugin) -> Result
 /// The state `tdm workspace status` shows, from one read of the package: an unreadable
 /// manifest or module is [`PluginState::Unverifiable`], never approved.
 pub fn state_on_disk(plugin: &InstalledPlugin, files: Option<&PackageFiles>) -> PluginState {
-    plugin.state(
-        files
-            .map_or(ModuleCheck::Unreadable, |f| ModuleCheck::Read { sha256: &f.sha256, intents: &f.manifest.intents }),
-    )
+    plugin.state(files.map_or(ModuleCheck::Unreadable, |f| ModuleCheck::Read {
+        sha256: &f.sha256,
+        intents: &f.manifest.intents,
+        limits: &f.manifest.policy,
+    }))
 }
 
 /// An installed plugin cleared to run: its package read once, the hash of the module bytes
@@ -249,6 +251,7 @@ pub fn approve(workspace: &Workspace, id: &str, package: &Package) -> Result<(),
         sha256: package.sha256.clone(),
         permissions: package.requested.iter().map(ToString::to_string).collect(),
         intents: package.manifest.intents.iter().map(|intent| intent.name.clone()).collect(),
+        limits: package.manifest.policy.clone(),
         at_ms: now_ms(),
     };
     workspace.update(|state| {
@@ -292,7 +295,7 @@ pub fn launch_refusal(id: &str, plugin: &InstalledPlugin, files: Option<&Package
         PluginState::Installed => Some(format!("It is installed but not approved: run `tdm approve {id}` first.")),
         PluginState::Revoked => Some("Its approval was revoked.".into()),
         PluginState::StaleApproval => {
-            Some("Its approval no longer matches the module, its permissions or its intents: approve it again.".into())
+            Some("Its approval no longer matches the module, its permissions, its intents or its limits: approve it again.".into())
         }
         PluginState::Modified => Some(
             "Its module in the workspace changed after it was installed (its hash is not the installed one): reinstall the package, then approve it."

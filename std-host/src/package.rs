@@ -53,7 +53,7 @@ impl IntentInfo {
 }
 
 /// Policy overrides a package may ask for: each at most the default.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyOverrides {
     /// Linear memory limit in bytes.
@@ -344,6 +344,19 @@ impl Package {
 }
 
 impl PolicyOverrides {
+    /// Whether the limits `self` asks for are each at most those `approved` asked for (an
+    /// absent limit is the default, the most any package may have).
+    pub fn within(&self, approved: &PolicyOverrides) -> bool {
+        let (asked, allowed) = (self.applied_to(Policy::default()), approved.applied_to(Policy::default()));
+        let (Ok(asked), Ok(allowed)) = (asked, allowed) else {
+            return false;
+        };
+        asked.max_memory_bytes <= allowed.max_memory_bytes
+            && asked.fuel_per_intent <= allowed.fuel_per_intent
+            && asked.timeout_ms <= allowed.timeout_ms
+            && asked.max_response_bytes <= allowed.max_response_bytes
+    }
+
     /// Applies the overrides to `base`, refusing any above it.
     pub fn applied_to(&self, mut base: Policy) -> Result<Policy, PackageError> {
         let check = |field: &'static str, asked: Option<u64>, default: u64| match asked {

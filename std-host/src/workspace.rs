@@ -38,7 +38,7 @@ pub const PACKAGES_DIR: &str = "packages";
 pub const MAX_STATE_BYTES: u64 = 16 * 1024 * 1024;
 
 use crate::files::{self, quoted, FileError};
-use crate::package::{valid_id, valid_sha256, IntentInfo};
+use crate::package::{valid_id, valid_sha256, IntentInfo, PolicyOverrides};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -57,6 +57,10 @@ pub struct Approval {
     /// recorded before intents were bound has none, so it covers no declared intent).
     #[serde(default)]
     pub intents: Vec<String>,
+    /// The limits approved: plugin.toml's `[policy]` when it was approved (an approval recorded
+    /// before limits were bound has none: the defaults, the most a package may ask for).
+    #[serde(default)]
+    pub limits: PolicyOverrides,
     /// When, in ms since the epoch.
     pub at_ms: u64,
 }
@@ -148,6 +152,8 @@ pub enum ModuleCheck<'a> {
         sha256: &'a str,
         /// The intent names the manifest declares.
         intents: &'a [IntentInfo],
+        /// The limits the manifest asks for.
+        limits: &'a PolicyOverrides,
     },
     /// The manifest or the module could not be read: nothing is verified, nothing is approved.
     Unreadable,
@@ -170,7 +176,8 @@ impl PluginState {
 impl InstalledPlugin {
     /// The lifecycle state, given what reading the package found now. Fails closed: approved
     /// only when the module bytes were read and their hash is the approved one (and the one
-    /// installed), every requested permission was approved and every declared intent too.
+    /// installed), every requested permission was approved, every declared intent too, and no
+    /// limit is above the approved one.
     pub fn state(&self, on_disk: ModuleCheck<'_>) -> PluginState {
         if self.revoked {
             return PluginState::Revoked;
@@ -181,12 +188,12 @@ impl InstalledPlugin {
         let Some(approval) = &self.approval else {
             return PluginState::Installed;
         };
-        let ModuleCheck::Read { sha256: hash_on_disk, intents } = on_disk else {
+        let ModuleCheck::Read { sha256: hash_on_disk, intents, limits } = on_disk else {
             return PluginState::Unverifiable;
         };
         let hash_ok = approval.sha256 == self.sha256 && hash_on_disk == approval.sha256;
         let perms_ok = self.requested.iter().all(|p| approval.permissions.contains(p));
-        if hash_ok && perms_ok && approval.covers_intents(intents) {
+        if hash_ok && perms_ok && approval.covers_intents(intents) && limits.within(&approval.limits) {
             PluginState::Approved
         } else {
             PluginState::StaleApproval
