@@ -62,3 +62,22 @@ fn a_repl_on_an_installed_plugin_refuses_a_swapped_module_and_keeps_the_approved
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("not_approved"), "{}", text(&out));
 }
+
+#[test]
+fn a_revoke_or_uninstall_stops_an_open_repl_at_its_next_intent() {
+    for withdraw in ["revoke", "uninstall"] {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let pkg = package(dir.path(), "pkg", "ok", OK, &[("ping", "answers ok")], "");
+        install_approved(&ws, &pkg);
+        let mut repl = Repl::start(&ws, "ok");
+        assert_eq!(repl.next("ping")["output"]["ok"], true);
+        let out = tdm(&ws, &[withdraw, "ok"], b"");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        // The session still holds the approved bytes, but the operator withdrew them.
+        let refused = repl.next("ping");
+        assert_eq!(refused["blockedReason"], "not_approved", "{withdraw}: {refused}");
+        assert!(refused["message"].as_str().unwrap().contains("withdrawn"), "{refused}");
+        repl.finish();
+    }
+}

@@ -451,15 +451,35 @@ impl Session {
         ))
     }
 
-    /// Runs one request in `sandbox` (refusing an undeclared intent of an installed plugin
-    /// without running anything). A Ctrl-C while it runs, or before it started, cancels it.
+    /// Why an installed plugin may no longer run in this open session, if so: since the session
+    /// opened it, it was revoked, uninstalled or its approval now names other bytes (`tdm
+    /// revoke` in another shell while a REPL holds it). Looked at before every intent.
+    fn withdrawn(&self) -> Option<Failure> {
+        let Origin::Installed { id, workspace, .. } = &self.origin else {
+            return None;
+        };
+        let state = Workspace { dir: workspace.clone() }.read_state();
+        let still = state.as_ref().ok().and_then(|state| state.plugins.get(id)).is_some_and(|plugin| {
+            !plugin.revoked && plugin.approval.as_ref().is_some_and(|approval| approval.sha256 == self.identity.hash)
+        });
+        (!still).then(|| {
+            Failure::new(
+                BlockedReason::NotApproved,
+                "Its approval was withdrawn since this session opened it (revoked, uninstalled or replaced): nothing ran.",
+            )
+        })
+    }
+
+    /// Runs one request in `sandbox` (refusing an undeclared intent of an installed plugin,
+    /// and one whose approval was withdrawn meanwhile, without running anything). A Ctrl-C while it runs, or before it started, cancels it.
     pub fn run(&self, sandbox: &mut Sandbox, request: &Request) -> Ran {
-        let refused = match request.method() {
+        let undeclared = match request.method() {
             Some(method) => self.refusal(&method),
             None if self.is_installed() => self.refusal(""),
             None => None,
         };
-        if let Some(failure) = refused {
+        let is_undeclared = undeclared.is_some();
+        if let Some(failure) = undeclared.or_else(|| self.withdrawn()) {
             let report = IntentReport {
                 outcome: Outcome::from_failure(failure),
                 fuel_used: 0,
@@ -477,7 +497,7 @@ impl Session {
                 cancelled: false,
                 discarded: false,
                 launch_fuel: 0,
-                undeclared: true,
+                undeclared: is_undeclared,
             };
         }
         // A cancel already set (a SIGINT while `tdm run` loaded the module) stops the intent at
