@@ -125,6 +125,26 @@ fn the_repl_records_between_record_and_stop() {
     assert!(text(&out).contains("replayed 1 intents: identical"), "{}", text(&out));
 }
 
+#[test]
+fn a_repl_reset_ends_the_recording_and_a_grant_that_changes_nothing_does_not() {
+    // A counter: its instance remembers. A reset the trace did not see made the replay diverge.
+    let counter = repo().join("std-host/tests/fixtures/repl_counter.wat").display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let trace = dir.path().join("c.trace").display().to_string();
+    let entries =
+        format!(":grant vault:read\n:record {trace}\ncount\n:grant vault:read\ncount\n:reset\ncount\n:stop\n");
+    let out = tdm_in(&ws, &["repl", &counter], Some(&entries));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[3]["recordingStopped"], false, "an unchanged grant: {}", lines[3]);
+    assert_eq!(lines[5]["recordingStopped"], true, "the reset: {}", lines[5]);
+    assert!(text(&out).contains("recorded 2 intent(s)"), "{}", text(&out));
+    let out = tdm_in(&ws, &["replay", &trace], None);
+    assert!(text(&out).contains("replayed 2 intents: identical"), "{}", text(&out));
+}
+
 /// Installs and approves the hub's echo plugin in `ws`.
 fn install_echo(ws: &Path) {
     let hub = repo().join("examples/hub").display().to_string();

@@ -50,13 +50,13 @@ impl Repl {
             }
             Command::Fuel(Some(fuel)) => match self.session.set_fuel(fuel) {
                 Ok(()) => {
-                    self.stop_for_change(&mut text)?;
+                    let stopped = self.stop_for_change(&mut text)?;
                     self.sandbox = None;
                     textln!(
                         &mut text,
                         "fuel per intent: {fuel} (plugin reloaded; the next intent starts a fresh instance)"
                     )?;
-                    Ok(json!({"fuelPerIntent": fuel}))
+                    Ok(json!({"fuelPerIntent": fuel, "recordingStopped": stopped}))
                 }
                 Err(SessionError::AboveApproval(mut above)) => {
                     above.flag = ":fuel";
@@ -64,16 +64,25 @@ impl Repl {
                 }
                 Err(e) => Err(format!("cannot set the fuel budget: {e}")),
             },
-            Command::Grant(perm) => match self.session.grant(&perm) {
-                Ok(message) => {
-                    self.stop_for_change(&mut text)?;
-                    self.sandbox = None;
-                    textln!(&mut text, "{message}; the next intent starts a fresh instance")?;
-                    let grants: Vec<String> = self.session.grants().iter().map(ToString::to_string).collect();
-                    Ok(json!({"granted": grants}))
+            Command::Grant(perm) => {
+                let before = self.session.grants().clone();
+                match self.session.grant(&perm) {
+                    // Already granted: nothing changes (the instance and a recording go on).
+                    Ok(message) if *self.session.grants() == before => {
+                        textln!(&mut text, "{message}")?;
+                        let grants: Vec<String> = before.iter().map(ToString::to_string).collect();
+                        Ok(json!({"granted": grants, "recordingStopped": false}))
+                    }
+                    Ok(message) => {
+                        let stopped = self.stop_for_change(&mut text)?;
+                        self.sandbox = None;
+                        textln!(&mut text, "{message}; the next intent starts a fresh instance")?;
+                        let grants: Vec<String> = self.session.grants().iter().map(ToString::to_string).collect();
+                        Ok(json!({"granted": grants, "recordingStopped": stopped}))
+                    }
+                    Err(message) => Err(message),
                 }
-                Err(message) => Err(message),
-            },
+            }
             Command::Stats => {
                 let stats = &self.stats;
                 let micros = stats.total_time.as_micros();
@@ -95,19 +104,22 @@ impl Repl {
                 }))
             }
             Command::Reset => {
+                // A trace replays its intents in one instance relaunched only after a failure:
+                // a reset it did not see would make its replay diverge, so it ends the recording.
+                let stopped = self.stop_for_change(&mut text)?;
                 if let Some(sandbox) = self.sandbox.as_mut() {
                     sandbox.discard();
                 }
                 textln!(&mut text, "instance discarded: the next intent starts a fresh one")?;
-                Ok(json!({}))
+                Ok(json!({"recordingStopped": stopped}))
             }
             Command::Reload => match self.session.reload() {
                 Ok(changed) => {
-                    self.stop_for_change(&mut text)?;
+                    let stopped = self.stop_for_change(&mut text)?;
                     self.sandbox = None;
                     let what = if changed { "the module changed" } else { "the module is unchanged" };
                     textln!(&mut text, "reloaded ({what}); the next intent starts a fresh instance")?;
-                    Ok(json!({"changed": changed, "hash": self.session.identity.hash}))
+                    Ok(json!({"changed": changed, "hash": self.session.identity.hash, "recordingStopped": stopped}))
                 }
                 Err(e) => Err(format!("not reloaded, the session keeps the module it had: {e}")),
             },
@@ -158,14 +170,19 @@ impl Repl {
         Ok(Ok(json!({"recording": shown})))
     }
 
-    /// A change of policy, grants or module ends a recording (a trace has one of each).
-    fn stop_for_change(&mut self, text: &mut Vec<u8>) -> io::Result<()> {
+    /// A change of policy, grants, module or instance ends a recording (a trace has one of each);
+    /// whether one was running.
+    fn stop_for_change(&mut self, text: &mut Vec<u8>) -> io::Result<bool> {
         match self.end_recording() {
             Some(Ok(message)) => {
-                textln!(text, "{message}; recording stopped (a trace keeps one policy, grants and module)")
+                textln!(text, "{message}; recording stopped (a trace keeps one policy, grants, module and instance)")?;
+                Ok(true)
             }
-            Some(Err(message)) => textln!(text, "the recording was lost: {message}"),
-            None => Ok(()),
+            Some(Err(message)) => {
+                textln!(text, "the recording was lost: {message}")?;
+                Ok(true)
+            }
+            None => Ok(false),
         }
     }
 
