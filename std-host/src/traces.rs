@@ -261,6 +261,17 @@ pub fn module_for(
             found: hex(&found),
         });
     }
+    if !is_recorded {
+        // Another module is validated whole first, as `tdm run` would: under the trace's Lazy
+        // mode (an installed plugin's) a function it never calls is never validated, and an
+        // invalid module would replay as "identical".
+        let whole = Policy { compilation: contour_core::Compilation::LazyTranslation, ..policy.clone() };
+        let inspection = contour_core::Plugin::inspect(&bytes, &whole, contour_core::Profile::Marketplace)
+            .map_err(|failure| TraceFileError::Module(format!("{shown}: {failure}")))?;
+        if let Some(failure) = inspection.failures.first() {
+            return Err(TraceFileError::Module(format!("{shown}: {failure}")));
+        }
+    }
     Ok(ReplayModule { bytes, shown, is_recorded })
 }
 

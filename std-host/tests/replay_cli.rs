@@ -167,6 +167,17 @@ fn call_records_an_installed_plugin_and_replay_finds_it() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let out = tdm_in(&ws, &["replay", &trace], None);
     assert!(text(&out).contains("replayed 1 intents: identical"), "{}", text(&out));
+    // The trace's policy is the installed plugin's Lazy mode, which validates a function only
+    // when it is called: another module given on purpose is validated whole first, so one with
+    // an invalid function it never calls is refused, not "identical".
+    let echo_text = std::fs::read_to_string(echo()).unwrap();
+    let end = echo_text.rfind(')').unwrap();
+    let bad = format!("{}  (func $bad (result i32) i64.const 0)\n)", &echo_text[..end]);
+    let bad_path = dir.path().join("echo_bad.wat");
+    std::fs::write(&bad_path, bad).unwrap();
+    let out = tdm_in(&ws, &["replay", &trace, "--plugin", &bad_path.display().to_string()], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("type mismatch"), "{}", text(&out));
 }
 
 #[test]

@@ -70,6 +70,9 @@ fn error(e: TraceFileError) -> CliError {
             .hint("pass --plugin PATH to name the module (the trace names it from where it was recorded)"),
         // The trace file itself: the same words and class as any file tdm is given.
         TraceFileError::File(e) => CliError::from(e),
+        // A module that cannot be read or is not valid WebAssembly: what the user named is
+        // unusable, as for any file tdm is given.
+        TraceFileError::Module(_) => CliError::usage(e.to_string()),
         // A trace that cannot be read (truncated, not a trace, another format version): exit 2,
         // as README says, like a file that cannot be read.
         TraceFileError::Trace(..) => CliError::usage(e.to_string()),
