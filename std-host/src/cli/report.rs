@@ -192,8 +192,9 @@ pub fn start_recording(
     }
 }
 
-/// Writes the recorded trace to `record` (after the outcome was printed): `Ok` with nothing
-/// recorded, the exit code of a failed write otherwise.
+/// Writes the recorded trace to `record` (after the outcome was printed): `None` when it was
+/// written or nothing was recorded, else the exit code of the failure (said on stderr, so
+/// stdout keeps its one document).
 pub fn finish_recording(
     sandbox: &mut contour_core::Sandbox,
     record: Option<&std::path::Path>,
@@ -212,7 +213,8 @@ pub fn finish_recording(
             }
             None
         }
-        Err(e) => Some(CliError::io(e.to_string()).print(json)),
+        // Said on stderr even with --json: stdout already holds the one document, the outcome.
+        Err(e) => Some(CliError::io(e.to_string()).print(false)),
     }
 }
 
