@@ -116,13 +116,38 @@ fn report(args: &ExecArgs, what: &str, failure: &Failure, hint: Option<String>, 
     }
 }
 
+/// A preopen's guest path in one spelling: `.` and empty segments dropped (`//a/./b/` is
+/// `/a/b`, `.` stays `.`), so two spellings of one path are one preopen; empty, `..` and control
+/// characters are refused (a guest resolves paths under the preopen's name).
+fn guest_path(guest: &str) -> Result<String, String> {
+    if guest.is_empty() {
+        return Err("the guest path is empty".into());
+    }
+    if guest.chars().any(char::is_control) {
+        return Err("the guest path holds a control character".into());
+    }
+    let mut parts = Vec::new();
+    for part in guest.split('/').filter(|part| !part.is_empty() && *part != ".") {
+        if part == ".." {
+            return Err("the guest path may not hold `..`".into());
+        }
+        parts.push(part);
+    }
+    Ok(match (guest.starts_with('/'), parts.is_empty()) {
+        (true, _) => format!("/{}", parts.join("/")),
+        (false, true) => ".".to_string(),
+        (false, false) => parts.join("/"),
+    })
+}
+
 fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, CliError> {
     let mut out: Vec<(PathBuf, String)> = Vec::new();
     for spec in dirs {
         let (host, guest) = match spec.split_once("::") {
-            Some((host, guest)) => (host, guest.to_string()),
-            None => (spec.as_str(), "/".to_string()),
+            Some((host, guest)) => (host, guest),
+            None => (spec.as_str(), "/"),
         };
+        let guest = guest_path(guest).map_err(|why| CliError::usage(format!("--dir {spec}: {why}")))?;
         match std::fs::metadata(host) {
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => return Err(CliError::usage(format!("--dir {host}: not a directory"))),
@@ -141,7 +166,6 @@ fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, CliError> {
     Ok(out)
 }
 
-/// Whether `bytes` is a plugin (the marketplace profile accepts it), not a command.
 fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     // A command's default fuel lets real programs run to the deadline (std-host/src/command.rs).
     let limits = args.limits.limits();
@@ -231,5 +255,25 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
                 _ => EXIT_EXEC_LIMIT,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guest_path_has_one_spelling_and_never_climbs() {
+        for (given, spelled) in
+            [("/", "/"), ("/x", "/x"), ("/x/", "/x"), ("//x", "/x"), ("/./x/.", "/x"), (".", "."), ("a/b", "a/b")]
+        {
+            assert_eq!(guest_path(given).as_deref(), Ok(spelled), "{given}");
+        }
+        for bad in ["", "..", "/a/../b", "a/..", "/x\u{1b}[2J"] {
+            assert!(guest_path(bad).is_err(), "{bad:?}");
+        }
+        let dir = std::env::temp_dir().display().to_string();
+        let twice = [format!("{dir}::/x"), format!("{dir}::/./x/")];
+        assert!(preopens(&twice).is_err(), "one guest path, two spellings");
     }
 }
