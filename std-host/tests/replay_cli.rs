@@ -353,7 +353,7 @@ fn a_record_path_that_cannot_be_written_is_one_error_before_the_plugin_runs() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
         assert_eq!(stdout.lines().count(), 1, "one JSON document, not an outcome and an error: {stdout}");
         let error: Value = serde_json::from_str(&stdout).unwrap();
-        assert_eq!((&error["status"], &error["error"]), (&Value::from("error"), &Value::from("io")), "{error}");
+        assert_eq!((&error["status"], &error["error"]), (&Value::from("error"), &Value::from("usage")), "{error}");
         assert!(error["message"].as_str().unwrap().contains(why), "{args:?}: {error}");
         assert!(!text(&out).contains("[plugin stdout]"), "the plugin must not run: {}", text(&out));
     }

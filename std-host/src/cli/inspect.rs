@@ -144,7 +144,8 @@ fn inspection_json(path: &Path, inspection: &Inspection, declared: &Declared, co
     let accepted = inspection.failures.is_empty();
     json!({
         "module": path.display().to_string(),
-        "kind": if command { "command" } else if accepted { "plugin" } else { "unknown" },
+        // As the text says: judged as a command, or else as a plugin (accepted or not).
+        "kind": if command { "command" } else { "plugin" },
         "verdict": if accepted { "accepted" } else { "rejected" },
         "intents": intents_json(declared),
         "hostImports": host_imports(inspection),

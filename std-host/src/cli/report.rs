@@ -172,8 +172,9 @@ impl From<OperatorError> for CliError {
 /// outcome.
 pub fn check_record(record: Option<&std::path::Path>) -> Result<(), CliError> {
     match record {
+        // A path that cannot be written is a flag given wrong, as a file that is not there is.
         Some(path) => crate::traces::check_trace_path(path).map_err(|e| {
-            CliError::io(format!("--record: {e}"))
+            CliError::usage(format!("--record: {e}"))
                 .hint("give --record a file in a folder that exists and tdm can write")
         }),
         None => Ok(()),
