@@ -63,28 +63,9 @@ measure "run: dist.read of a FIFO" 0 "named pipe" -- run "$fixtures/forward.wat"
     --params '{"jsonrpc":"2.0","id":1,"method":"dist.read","params":{"path":"pipe"}}'
 measure "exec: open a FIFO in a --dir preopen" 63 "" -- exec "$fixtures/files.wat" --dir "$work/root" -- cat pipe
 
-# A module of 30 passive element segments of 100,000 function references each.
-python3 - "$work/elements.wasm" <<'EOF'
-import sys
-def uleb(n):
-    out = bytearray()
-    while True:
-        byte = n & 0x7f
-        n >>= 7
-        if n == 0:
-            out.append(byte)
-            return bytes(out)
-        out.append(byte | 0x80)
-def section(id, payload):
-    return bytes([id]) + uleb(len(payload)) + payload
-elements = uleb(30) + b"".join(bytes([1, 0]) + uleb(100_000) + bytes(100_000) for _ in range(30))
-module = b"\0asm\x01\0\0\0" + section(1, bytes([1, 0x60, 0, 0])) + section(3, bytes([1, 0])) \
-    + section(9, elements) + section(10, bytes([1, 2, 0, 0x0b]))
-open(sys.argv[1], "wb").write(module)
-EOF
-measure "run: 3,000,000 passive element items" 1 module_too_large -- run "$work/elements.wasm" x
-
-python3 - "$work/names.wasm" <<'EOF'
+# Two binary modules: 30 passive element segments of 100,000 function references each, and
+# 300 imports named by 3,000 ESC characters each.
+python3 - "$work/elements.wasm" "$work/names.wasm" <<'EOF'
 import sys
 def uleb(n):
     out = bytearray()
@@ -99,12 +80,15 @@ def name(text):
     return uleb(len(text)) + text
 def section(id, payload):
     return bytes([id]) + uleb(len(payload)) + payload
+header = b"\0asm\x01\0\0\0" + section(1, bytes([1, 0x60, 0, 0]))
+elements = uleb(30) + b"".join(bytes([1, 0]) + uleb(100_000) + bytes(100_000) for _ in range(30))
+open(sys.argv[1], "wb").write(header + section(3, bytes([1, 0])) + section(9, elements) + section(10, bytes([1, 2, 0, 0x0b])))
 escape = b"\x1b" * 3000
 imports = uleb(300) + b"".join(name(escape + str(i).encode()) + name(escape) + bytes([0, 0]) for i in range(300))
-module = b"\0asm\x01\0\0\0" + section(1, bytes([1, 0x60, 0, 0])) + section(2, imports) \
-    + section(5, bytes([1, 0, 1])) + section(7, bytes([1]) + name(b"memory") + bytes([2, 0]))
-open(sys.argv[1], "wb").write(module)
+memory = section(5, bytes([1, 0, 1])) + section(7, bytes([1]) + name(b"memory") + bytes([2, 0]))
+open(sys.argv[2], "wb").write(header + section(2, imports) + memory)
 EOF
+measure "run: 3,000,000 passive element items" 1 module_too_large -- run "$work/elements.wasm" x
 measure "run: 300 imports named by 3,000 control characters" 1 import_not_allowed -- run "$work/names.wasm" x
 
 python3 -c 'import sys; sys.stdout.write("(module\n" + "(func)\n" * 4_000_000 + "(oops)")' >"$work/broken.wat"
