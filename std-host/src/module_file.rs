@@ -32,8 +32,11 @@ pub struct WatError {
     pub column: usize,
     /// What is wrong (cut at [`files::MAX_QUOTED_BYTES`]).
     pub message: String,
-    /// The source line (cut at [`MAX_SOURCE_LINE_CHARS`]); empty when the text is not UTF-8.
+    /// The source line, or the part of it around the column (at most [`MAX_SOURCE_LINE_CHARS`]
+    /// bytes of it, each cut side marked); empty when the text is not UTF-8.
     pub source_line: String,
+    /// The 1-based column of the error within `source_line`, in characters.
+    pub caret: usize,
 }
 
 impl WatError {
@@ -48,7 +51,7 @@ impl WatError {
             return None;
         }
         let number = self.line.to_string();
-        let caret_at = self.column.saturating_sub(1).min(self.source_line.chars().count());
+        let caret_at = self.caret.saturating_sub(1).min(self.source_line.chars().count());
         let pad: String = self.source_line.chars().take(caret_at).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
         Some((format!("{number} | {}", self.source_line), format!("{} | {pad}^", " ".repeat(number.len()))))
     }
@@ -110,6 +113,7 @@ pub fn compile_wat(bytes: &[u8], path: &Path) -> Result<Vec<u8>, WatError> {
                 bytes.len()
             ),
             source_line: String::new(),
+            caret: 1,
         });
     }
     let Ok(text) = std::str::from_utf8(bytes) else {
@@ -122,20 +126,33 @@ pub fn compile_wat(bytes: &[u8], path: &Path) -> Result<Vec<u8>, WatError> {
             column,
             message: "the text is not UTF-8".into(),
             source_line: String::new(),
+            caret: 1,
         });
     };
     let compiled = wast::parser::ParseBuffer::new(text)
         .and_then(|buffer| wast::parser::parse::<wast::Wat>(&buffer).and_then(|mut wat| wat.encode()));
     compiled.map_err(|e| {
         let (line, column, source_line) = position(text, e.span().offset());
-        WatError {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message: files::quoted(&e.message()),
-            source_line: files::truncated(source_line, MAX_SOURCE_LINE_CHARS),
-        }
+        let (source_line, caret) = shown_line(source_line, column);
+        WatError { path: path.to_path_buf(), line, column, message: files::quoted(&e.message()), source_line, caret }
     })
+}
+
+/// The part of `line` shown under an error at 1-based `column` (in characters), and the error's
+/// column within it: the line cut [`MAX_SOURCE_LINE_CHARS`] bytes from its start, or, when the
+/// column lies past that, from a little before the column (marked `...`), so the caret always
+/// points at shown text.
+fn shown_line(line: &str, column: usize) -> (String, usize) {
+    let at = line.char_indices().nth(column.saturating_sub(1)).map_or(line.len(), |(offset, _)| offset);
+    if at < MAX_SOURCE_LINE_CHARS {
+        return (files::truncated(line, MAX_SOURCE_LINE_CHARS), column);
+    }
+    let mut start = at - MAX_SOURCE_LINE_CHARS / 2;
+    while !line.is_char_boundary(start) {
+        start -= 1;
+    }
+    let shown = format!("...{}", files::truncated(&line[start..], MAX_SOURCE_LINE_CHARS));
+    (shown, "...".len() + line[start..at].chars().count() + 1)
 }
 
 /// The 1-based line and column (in characters) of byte `offset` in `text`, and that line.
@@ -192,6 +209,19 @@ mod tests {
         assert!(compile_wat(b"(module)", Path::new("ok.wat")).is_ok());
         let not_utf8 = compile_wat(b"(module\n\xff)", Path::new("x.wat")).unwrap_err();
         assert_eq!((not_utf8.line, not_utf8.message.as_str()), (2, "the text is not UTF-8"));
+    }
+
+    #[test]
+    fn the_caret_points_at_shown_text_on_a_long_line() {
+        // One line, the error 300 characters in: past the 160 bytes a line is cut to.
+        let text = format!("(module {} oops)", "(func)".repeat(49));
+        let error = compile_wat(text.as_bytes(), Path::new("long.wat")).unwrap_err();
+        assert!(error.column > 300, "{error:?}");
+        let (source, caret) = error.snippet().unwrap();
+        let shown = source.trim_start_matches("1 | ");
+        assert!(shown.starts_with("...") && shown.contains("oops"), "{shown}");
+        let under = caret.trim_start_matches("  | ").len() - 1;
+        assert_eq!(&shown[under..under + 4], "oops", "the caret is under the error: {source}\n{caret}");
     }
 
     #[test]
