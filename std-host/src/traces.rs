@@ -7,7 +7,9 @@ use crate::files::{self, FileError};
 use crate::module_file::{read_module_within, ModuleFileError};
 use crate::operator;
 use crate::workspace::Workspace;
-use contour_core::trace::{self, hex, Input, ReplayReport, Trace, TraceError, MAX_TRACE_BYTES};
+use contour_core::trace::{
+    self, hex, Divergence, DivergenceKind, Input, ReplayReport, Trace, TraceError, MAX_TRACE_BYTES,
+};
 use contour_core::{Plugin, Policy, PolicyError};
 use serde_json::{json, Value};
 use std::fmt;
@@ -321,11 +323,40 @@ pub fn report_json(report: &ReplayReport, module: &ReplayModule) -> Value {
         "digest": hex(&report.digest),
         "module": module.shown,
         "moduleIsRecorded": module.is_recorded,
-        "divergence": report.divergence.as_ref().map(|d| json!({
-            "intent": d.intent + 1,
-            "what": d.to_string(),
-        })),
+        "divergence": report.divergence.as_ref().map(divergence_json),
     })
+}
+
+/// A divergence for scripts: the intent (from 1), its kind, what was recorded and what the
+/// replay gave where those are values, and the sentence the text output shows.
+fn divergence_json(divergence: &Divergence) -> Value {
+    let (kind, detail) = match &divergence.kind {
+        DivergenceKind::InputMismatch { position, asked, recorded } => {
+            ("input", json!({"position": position + 1, "asked": asked, "recorded": recorded}))
+        }
+        DivergenceKind::InputMissing { position, asked } => {
+            ("inputMissing", json!({"position": position + 1, "asked": asked}))
+        }
+        DivergenceKind::InputsUnused { read, recorded } => {
+            ("inputsUnused", json!({"read": read, "recorded": recorded}))
+        }
+        DivergenceKind::Response { at, recorded, replayed } => {
+            ("response", json!({"at": at, "recorded": recorded, "replayed": replayed}))
+        }
+        DivergenceKind::Reason { recorded, replayed } => {
+            ("reason", json!({"recorded": recorded, "replayed": replayed}))
+        }
+        DivergenceKind::Fuel { recorded, replayed } => ("fuel", json!({"recorded": recorded, "replayed": replayed})),
+        DivergenceKind::PeakMemory { recorded, replayed } => {
+            ("peakMemory", json!({"recorded": recorded, "replayed": replayed}))
+        }
+        DivergenceKind::Output => ("output", json!({})),
+    };
+    let mut value = json!({"intent": divergence.intent + 1, "kind": kind, "what": divergence.to_string()});
+    if let (Value::Object(value), Value::Object(detail)) = (&mut value, detail) {
+        value.extend(detail);
+    }
+    value
 }
 
 fn input_line(input: &Input) -> String {

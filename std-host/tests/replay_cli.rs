@@ -83,6 +83,14 @@ fn run_record_then_replay_is_identical_and_an_edit_is_named() {
     let out = tdm_in(&ws, &["replay", &trace.display().to_string(), "--plugin", &echo()], None);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("diverged at intent 1"), "{}", text(&out));
+    // For scripts: the kind and the two sides, beside the sentence.
+    let args = ["replay", &trace.display().to_string(), "--plugin", &echo(), "--json"].map(str::to_string);
+    let out = tdm_in(&ws, &args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let divergence = &report["divergence"];
+    assert_eq!(divergence["intent"], 1, "{report}");
+    assert!(divergence["kind"].is_string() && divergence["what"].is_string(), "{report}");
+    assert!(divergence.get("recorded").is_some() || divergence["kind"] == "output", "{report}");
     std::fs::write(&plugin, RANDOM.replace("(i32.const 97)", "(i32.const 65)")).unwrap();
     let out = tdm_in(&ws, &["replay", &trace.display().to_string()], None);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
