@@ -338,7 +338,11 @@ mod tests {
         assert_eq!(url_host("http://[::1]:80/").unwrap(), "::1");
         assert_eq!(url_host("http://0x7f.1:80/").unwrap(), "127.0.0.1");
         assert_eq!(url_host("http://a.com.?q").unwrap(), "a.com");
+        assert_eq!(url_host("HTTP://API.example.com/").unwrap(), "api.example.com");
+        assert_eq!(url_host("hTtPs://127.0.0.1/").unwrap(), "127.0.0.1");
         let error = |url| Host::of_url(url).unwrap_err();
+        assert_eq!(error("httpx://example.com/"), UrlHostError::Scheme);
+        assert_eq!(error("é://example.com/"), UrlHostError::Scheme);
         assert_eq!(error("ftp://example.com/"), UrlHostError::Scheme);
         assert_eq!(error("file:///etc/passwd"), UrlHostError::Scheme);
         assert_eq!(error("https://user@evil.com/"), UrlHostError::Userinfo);

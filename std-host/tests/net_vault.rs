@@ -112,6 +112,11 @@ fn fetch_to_granted_host_returns_status_headers_and_body() {
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
     assert!(requests[0].starts_with("GET /hello?x=1 HTTP/1.1\r\n"), "{}", requests[0]);
+    // A scheme in capitals is the same scheme (RFC 3986), for the check and the client alike.
+    let server = Server::start(vec![Reply::ok("shouted")]);
+    let url = server.url("127.0.0.1", "/").replacen("http://", "HTTP://", 1);
+    let (_, host) = fetch(&mut sandbox, json!({ "url": url }));
+    assert_eq!(host["output"]["body"], "shouted", "{host}");
 }
 
 #[test]

@@ -171,7 +171,11 @@ impl Host {
     /// brackets). Userinfo is refused, so a URL cannot show one host to the check and another
     /// to the client.
     pub fn of_url(url: &str) -> Result<Self, UrlHostError> {
-        let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).ok_or(UrlHostError::Scheme)?;
+        // A scheme is case-insensitive (RFC 3986): `HTTP://` is `http://`, as the client reads it.
+        let scheme = |prefix: &str| {
+            url.get(..prefix.len()).filter(|head| head.eq_ignore_ascii_case(prefix)).map(|_| &url[prefix.len()..])
+        };
+        let rest = scheme("https://").or_else(|| scheme("http://")).ok_or(UrlHostError::Scheme)?;
         let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
         if authority.contains(['@', '\\']) {
             return Err(UrlHostError::Userinfo);
