@@ -132,15 +132,14 @@ pub fn parse_line(line: &str) -> Result<Line, String> {
 /// with a string `method`. Anything else is the user's slip (params without a method, say),
 /// told at once instead of sent to the plugin, whose answer would blame the plugin.
 fn raw_request(line: &str) -> Result<(), String> {
-    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
-        format!("a line starting with `{{` is sent as a raw JSON-RPC request, and this is not JSON: {e}")
-    })?;
-    if value.get("method").and_then(serde_json::Value::as_str).is_none() {
-        return Err("a line starting with `{` is sent as a raw JSON-RPC request, and this one has no string \
-                    `method`: to call an intent with these params, write `METHOD {...}`"
-            .to_string());
-    }
-    Ok(())
+    crate::session::raw_method(line).map(drop).map_err(|why| {
+        let hint = if why.contains("no string `method`") {
+            ": to call an intent with these params, write `METHOD {...}`"
+        } else {
+            ""
+        };
+        format!("a line starting with `{{` is sent as a raw JSON-RPC request, and {why}{hint}")
+    })
 }
 
 /// Splits off the first whitespace-separated word; the rest is trimmed.
@@ -410,6 +409,18 @@ mod tests {
         assert!(error.contains("is not JSON"), "{error}");
         let error = parse_line(r#"{"name": "Ada"}"#).expect_err("params, not a request");
         assert!(error.contains("no string `method`") && error.contains("METHOD {...}"), "{error}");
+        // A member named twice, in any spelling: which copy counts differs between readers (the
+        // host's check took the last `method`, the SDKs run the first).
+        for twice in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"greet","params":{},"method":"ping"}"#,
+            r#"{"method":"greet","method":"ping","params":{}}"#,
+            r#"{"method":"ping","params":{},"params":{"x":1}}"#,
+        ] {
+            let error = parse_line(twice).expect_err(twice);
+            assert!(error.contains("twice"), "{error}");
+            // And a session never reads a method out of it (an installed plugin refuses it).
+            assert_eq!(crate::session::Request::Raw(twice.into()).method(), None, "{twice}");
+        }
     }
 
     #[test]

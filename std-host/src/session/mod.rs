@@ -38,7 +38,7 @@ mod ran;
 
 pub use command::{command_environment, CommandOutput};
 pub use error::SessionError;
-pub use ran::{Ran, Request};
+pub use ran::{raw_method, Ran, Request};
 
 /// The byte cap of one `dist.read` answer.
 pub const DIST_MAX_BYTES: u64 = 1024 * 1024;

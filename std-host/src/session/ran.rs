@@ -22,15 +22,56 @@ pub enum Request {
 }
 
 impl Request {
-    /// The method, when it can be read (a raw request's `method` member).
+    /// The method, when it can be read (a raw request's `method` member; `None` for a raw
+    /// request that names it twice, see [`raw_method`]).
     pub fn method(&self) -> Option<String> {
         match self {
             Self::Intent { method, .. } => Some(method.clone()),
-            Self::Raw(text) => serde_json::from_str::<Value>(text)
-                .ok()
-                .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_string)),
+            Self::Raw(text) => raw_method(text).ok(),
         }
     }
+}
+
+/// The `method` of a raw JSON-RPC request sent as it is, or why it has none that can be
+/// trusted: not a JSON object, no string `method`, or a top-level member named twice (in any
+/// spelling, `"metho\u0064"` too). Readers differ on which copy of a repeated member counts
+/// (serde_json takes the last, the SDKs' scanners the first), so a request naming `method`
+/// twice could be checked as one intent and run as another.
+pub fn raw_method(text: &str) -> Result<String, String> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut keys = Vec::new();
+            while let Some(key) = map.next_key::<String>()? {
+                map.next_value::<IgnoredAny>()?;
+                keys.push(key);
+            }
+            Ok(keys)
+        }
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("it is not JSON: {e}"))?;
+    if !value.is_object() {
+        return Err("it is not a JSON object".into());
+    }
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let mut keys = reader.deserialize_map(Keys).map_err(|e| format!("it is not a JSON object: {e}"))?;
+    keys.sort_unstable();
+    if let Some(twice) = keys.windows(2).find(|pair| pair[0] == pair[1]) {
+        return Err(format!(
+            "it names `{}` twice: readers differ on which counts, so it is not sent",
+            crate::files::truncated(&twice[0], 64)
+        ));
+    }
+    value
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| "it has no string `method`".to_string())
 }
 
 /// One intent run: the report, the time it took, and whether Ctrl-C cancelled it.
