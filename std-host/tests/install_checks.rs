@@ -232,6 +232,18 @@ fn hub_list_reads_each_packages_manifest_and_never_its_module() {
     let plugins = listed["plugins"].as_array().unwrap();
     assert_eq!(plugins.len(), 2_000);
     assert!(plugins.iter().all(|p| p["intents"][0]["name"] == "greet"), "{}", plugins[0]);
+    // A package of many intents is listed by its first ones: entries x intents stays bounded.
+    let manifest = std::fs::read_to_string(pkg.join("plugin.toml")).unwrap();
+    let many: String = (0..40).map(|i| format!("[[intents]]\nname = \"i{i}\"\ndescription = \"d\"\n")).collect();
+    std::fs::write(
+        pkg.join("plugin.toml"),
+        manifest.replace("[[intents]]\nname = \"greet\"\ndescription = \"hi\"\n", &many),
+    )
+    .unwrap();
+    let out = tdm(&tmp.path().join("ws"), &["hub", "list", "--hub", &hub.display().to_string(), "--json"]);
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &listed["plugins"][0];
+    assert_eq!((first["intents"].as_array().unwrap().len(), &first["intentsNotListed"]), (32, &json!(8)), "{first}");
 }
 
 #[test]

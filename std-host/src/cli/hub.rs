@@ -41,6 +41,9 @@ pub fn main(args: &HubArgs, _global: &GlobalArgs) -> u8 {
     list(hub, json.json).unwrap_or_else(|e| e.print(json.json))
 }
 
+/// The most intents `hub list` shows of one entry (`intentsNotListed` counts the rest).
+const LISTED_INTENTS: usize = 32;
+
 /// What a package says about itself: its name, description and intents.
 type SelfDescription = (String, String, Vec<IntentInfo>);
 
@@ -62,18 +65,22 @@ fn list(dir: &Path, json: bool) -> Result<u8, CliError> {
     let mut read: HashMap<&str, Option<SelfDescription>> = HashMap::new();
     for entry in &hub.entries {
         let manifest = read.entry(entry.path.as_str()).or_insert_with(|| manifest_of(&hub, entry)).clone();
-        let intents: Vec<Value> = manifest
-            .as_ref()
-            .map(|(_, _, intents)| {
-                intents.iter().map(|i| json!({"name": i.name, "description": i.description})).collect()
-            })
-            .unwrap_or_default();
+        // A listing shows the first intents of each entry: the index is the hub's, and entries
+        // naming a package of many intents would otherwise make the listing as large as their
+        // product (2,000 entries of 1,000 intents printed 100 MB from a 356 KB hub).
+        let declared = manifest.as_ref().map_or(&[][..], |(_, _, intents)| intents.as_slice());
+        let intents: Vec<Value> = declared
+            .iter()
+            .take(LISTED_INTENTS)
+            .map(|i| json!({"name": i.name, "description": i.description}))
+            .collect();
         rows.push(json!({
             "id": entry.id, "version": entry.version, "sha256": entry.sha256, "price": entry.price.to_string(),
             "path": entry.path,
             "name": manifest.as_ref().map(|m| m.0.clone()),
             "description": manifest.as_ref().map(|m| m.1.clone()),
             "intents": intents,
+            "intentsNotListed": declared.len().saturating_sub(LISTED_INTENTS),
         }));
     }
     if json {
@@ -90,10 +97,13 @@ fn list(dir: &Path, json: bool) -> Result<u8, CliError> {
             .as_array()
             .map(|a| a.iter().filter_map(|i| i["name"].as_str()).collect())
             .unwrap_or_default();
+        let more = row["intentsNotListed"].as_u64().unwrap_or(0);
         let intents = if row["name"].is_null() {
             "(package unreadable)".to_string()
         } else if names.is_empty() {
             "-".to_string()
+        } else if more > 0 {
+            format!("{} and {more} more (tdm install shows them all)", names.join(", "))
         } else {
             names.join(", ")
         };
