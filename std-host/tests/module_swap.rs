@@ -64,20 +64,34 @@ fn a_repl_on_an_installed_plugin_refuses_a_swapped_module_and_keeps_the_approved
 }
 
 #[test]
-fn a_revoke_or_uninstall_stops_an_open_repl_at_its_next_intent() {
-    for withdraw in ["revoke", "uninstall"] {
+fn a_changed_approval_stops_an_open_repl_at_its_next_intent() {
+    for change in ["revoke", "uninstall", "install", "approve"] {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().join("ws");
         let pkg = package(dir.path(), "pkg", "ok", OK, &[("ping", "answers ok")], "");
         install_approved(&ws, &pkg);
         let mut repl = Repl::start(&ws, "ok");
         assert_eq!(repl.next("ping")["output"]["ok"], true);
-        let out = tdm(&ws, &[withdraw, "ok"], b"");
+        // A new package (here with lower limits: still approved) or a new approval changes what
+        // is approved; a revoke or an uninstall withdraws it.
+        let lower =
+            package(dir.path(), "lower", "ok", OK, &[("ping", "answers ok")], "[policy]\nfuel_per_intent = 1000000");
+        let target = if change == "install" { lower.display().to_string() } else { "ok".to_string() };
+        let mut args = vec![change, target.as_str()];
+        if change == "approve" {
+            args.push("--yes");
+        }
+        let out = tdm(&ws, &args, b"");
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-        // The session still holds the approved bytes, but the operator withdrew them.
+        // The session still holds what it opened, which may no longer be what is approved.
         let refused = repl.next("ping");
-        assert_eq!(refused["blockedReason"], "not_approved", "{withdraw}: {refused}");
-        assert!(refused["message"].as_str().unwrap().contains("withdrawn"), "{refused}");
+        assert_eq!(refused["blockedReason"], "not_approved", "{change}: {refused}");
+        assert!(refused["message"].as_str().unwrap().contains(":reload"), "{refused}");
+        if matches!(change, "install" | "approve") {
+            // Still approved: :reload opens what is approved now, and it runs.
+            assert_eq!(repl.next(":reload")["status"], "ok", "{change}");
+            assert_eq!(repl.next("ping")["output"]["ok"], true, "{change}");
+        }
         repl.finish();
     }
 }

@@ -21,8 +21,9 @@ use crate::intents::{PluginIdentity, StdIntents};
 use crate::limits::Limits;
 use crate::module_file::read_module_within;
 use crate::operator::{self, LaunchError};
+use crate::package::Manifest;
 use crate::terminal::textln;
-use crate::workspace::{workspace_dir, Workspace, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
+use crate::workspace::{workspace_dir, InstalledPlugin, Workspace, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
 use contour_core::{
     BlockedReason, Compilation, Environment, Failure, IntentReport, Outcome, Permission, Permissions, Plugin, Policy,
     Sandbox,
@@ -100,6 +101,11 @@ pub enum Origin {
         workspace: PathBuf,
         /// The policy its approval shows (its package's): limits may go lower, never higher.
         approved: Policy,
+        /// Its state-file entry (last call aside) and its package's manifest when the session
+        /// opened it: any change to either (a revoke, an uninstall, a new version, a new
+        /// approval, an edited plugin.toml) stops the session's intents until `:reload` opens
+        /// what is approved now.
+        opened: Box<(InstalledPlugin, Manifest)>,
     },
 }
 
@@ -202,6 +208,7 @@ impl Session {
                 id: id.to_string(),
                 workspace: workspace.dir.clone(),
                 approved: approved_policy,
+                opened: Box::new((InstalledPlugin { last_call: None, ..approved.installed }, package.manifest.clone())),
             },
             bytes: Arc::clone(&package.module),
             plugin: Arc::new(plugin),
@@ -381,21 +388,27 @@ impl Session {
         ))
     }
 
-    /// Why an installed plugin may no longer run in this open session, if so: since the session
-    /// opened it, it was revoked, uninstalled or its approval now names other bytes (`tdm
-    /// revoke` in another shell while a REPL holds it). Looked at before every intent.
+    /// Why an installed plugin may no longer run in this open session, if so: its state-file
+    /// entry or its package's plugin.toml is not the one the session opened (`tdm revoke`,
+    /// `uninstall`, `install` of another version or `approve` in another shell while a REPL
+    /// holds it), so what the session runs (its bytes, grants, intents and limits) may no
+    /// longer be what is approved. Looked at before every intent; the module is not read again
+    /// (the session runs the bytes it verified).
     fn withdrawn(&self) -> Option<Failure> {
-        let Origin::Installed { id, workspace, .. } = &self.origin else {
+        let Origin::Installed { id, workspace, opened, .. } = &self.origin else {
             return None;
         };
+        let (entry, manifest) = &**opened;
         let state = Workspace { dir: workspace.clone() }.read_state();
-        let still = state.as_ref().ok().and_then(|state| state.plugins.get(id)).is_some_and(|plugin| {
-            !plugin.revoked && plugin.approval.as_ref().is_some_and(|approval| approval.sha256 == self.identity.hash)
+        let now = state.ok().and_then(|mut state| state.plugins.remove(id));
+        let unchanged = now.is_some_and(|now| {
+            let same_manifest = Manifest::read(&workspace.join(&now.path)).is_ok_and(|now| now == *manifest);
+            same_manifest && InstalledPlugin { last_call: None, ..now } == *entry
         });
-        (!still).then(|| {
+        (!unchanged).then(|| {
             Failure::new(
                 BlockedReason::NotApproved,
-                "Its approval was withdrawn since this session opened it (revoked, uninstalled or replaced): nothing ran.",
+                "Its approval changed since this session opened it (revoked, uninstalled, reinstalled or approved again): nothing ran; :reload opens what is approved now.",
             )
         })
     }
