@@ -4,6 +4,7 @@
 //! that a limit is fixed or bound by an approval. The outcome keeps its shape and every other
 //! member; a plugin's own failed outcome is never touched.
 
+use crate::module_kind::OtherKind;
 use contour_core::policy::{DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_REQUEST_BYTES};
 use contour_core::{BlockedReason, Failure, Outcome};
 use std::borrow::Cow;
@@ -34,10 +35,8 @@ impl Front {
 pub struct Context {
     /// The module was refused at load (nothing ran).
     pub at_load: bool,
-    /// The module is a WASI command (exports `_start`, not the plugin exports).
-    pub is_command: bool,
-    /// The module is an Extism plugin (imports from `extism:host/...`).
-    pub is_extism: bool,
+    /// The module is another kind than a plugin (a WASI command, an Extism plugin).
+    pub other_kind: Option<OtherKind>,
     /// The run was cancelled by Ctrl-C (it ends as `deadline_exceeded`).
     pub cancelled: bool,
     /// The module is WebAssembly text that does not compile (its error names FILE:LINE:COL).
@@ -59,10 +58,12 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
             Front::ReplInstalled => "Run one of the declared intents (:intents lists them).".into(),
             _ => "Call one of the declared intents (`tdm workspace status` lists them); a new intent needs a version that declares it, approved with `tdm approve ID`.".into(),
         },
-        BlockedReason::AbiMismatch | BlockedReason::ImportNotAllowed if context.is_command => {
+        BlockedReason::AbiMismatch | BlockedReason::ImportNotAllowed
+            if context.other_kind == Some(OtherKind::Command) =>
+        {
             "This is a WASI command (it exports `_start`, not the plugin exports): run it with `tdm exec FILE`.".into()
         }
-        BlockedReason::AbiMismatch | BlockedReason::ImportNotAllowed if context.is_extism => {
+        BlockedReason::AbiMismatch | BlockedReason::ImportNotAllowed if context.other_kind == Some(OtherKind::Extism) => {
             "This is an Extism plugin (it imports `extism:host/...`): Contour runs plugins written to the TDM IPC ABI (docs/ABI.md; SDKs for Rust, C and AssemblyScript in sdk/).".into()
         }
         BlockedReason::FuelExhausted => match front {

@@ -19,3 +19,23 @@ pub fn is_extism(bytes: &[u8]) -> bool {
     Plugin::inspect(bytes, &Policy::default(), Profile::Marketplace)
         .is_ok_and(|i| i.imports.iter().any(|import| import.module.starts_with("extism:")))
 }
+
+/// A kind of module other than a TDM plugin, which a refusal's hint names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherKind {
+    /// A WASI command: `tdm exec` runs it.
+    Command,
+    /// An Extism plugin: another ABI.
+    Extism,
+}
+
+/// What other kind of module `bytes` are, if one (a command is judged first).
+pub fn other_kind(bytes: &[u8]) -> Option<OtherKind> {
+    if is_command(bytes) {
+        Some(OtherKind::Command)
+    } else if is_extism(bytes) {
+        Some(OtherKind::Extism)
+    } else {
+        None
+    }
+}

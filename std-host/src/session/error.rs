@@ -4,6 +4,7 @@
 use crate::hints::{self, Front};
 use crate::limits::AboveApproval;
 use crate::module_file::{ModuleFileError, WatError};
+use crate::module_kind::OtherKind;
 use crate::workspace::WorkspaceError;
 use contour_core::{BlockedReason, Failure, Outcome};
 use std::fmt;
@@ -21,10 +22,8 @@ pub enum SessionError {
     Load {
         /// The failure.
         failure: Failure,
-        /// Whether the module is a WASI command (for the hint: use `tdm exec`).
-        is_command: bool,
-        /// Whether the module is an Extism plugin (for the hint: another ABI).
-        is_extism: bool,
+        /// The kind of module it is when not a plugin (for the hint: what to do instead).
+        other_kind: Option<OtherKind>,
     },
     /// An installed plugin may not run: the `not_approved` failure to print (exit 1).
     NotApproved(Failure),
@@ -62,10 +61,12 @@ impl SessionError {
     /// The failed outcome's JSON as printed at `front`, when this error is one.
     pub fn outcome_json(&self, front: Front) -> Option<String> {
         let failure = self.failure()?;
-        let is_command = matches!(self, Self::Load { is_command: true, .. });
-        let is_extism = matches!(self, Self::Load { is_extism: true, .. });
+        let other_kind = match self {
+            Self::Load { other_kind, .. } => *other_kind,
+            _ => None,
+        };
         let wat = matches!(self, Self::Wat(_));
-        let context = hints::Context { at_load: true, is_command, is_extism, wat, ..hints::Context::default() };
+        let context = hints::Context { at_load: true, other_kind, wat, ..hints::Context::default() };
         Some(hints::outcome_json(&Outcome::from_failure(failure), front, context).into_owned())
     }
 }

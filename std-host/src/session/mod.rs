@@ -133,16 +133,15 @@ pub fn file_id(path: &Path) -> String {
     path.file_stem().map_or_else(|| "plugin".to_string(), |stem| stem.to_string_lossy().into_owned())
 }
 
-pub use crate::module_kind::{is_command, is_extism};
+pub use crate::module_kind::{is_command, is_extism, other_kind};
 
 /// Loads `bytes` under `policy`; a refusal says whether the module is a command or an Extism
 /// plugin (another kind of module, for which the hint names what to do instead).
 fn load(bytes: &[u8], policy: Policy) -> Result<Plugin, SessionError> {
     Plugin::load(bytes, policy).map_err(|failure| {
         let foreign = matches!(failure.reason, BlockedReason::AbiMismatch | BlockedReason::ImportNotAllowed);
-        let is_command = foreign && is_command(bytes);
-        let is_extism = foreign && !is_command && is_extism(bytes);
-        SessionError::Load { failure, is_command, is_extism }
+        let other_kind = if foreign { other_kind(bytes) } else { None };
+        SessionError::Load { failure, other_kind }
     })
 }
 
