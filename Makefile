@@ -27,7 +27,7 @@ setup:
 	@rustup target list --installed | grep -qx $(EMBEDDED_TARGET) || rustup target add $(EMBEDDED_TARGET)
 
 build:
-	$(CARGO) build --release -p tdm-sdk
+	$(CARGO) build --release -p tdm
 
 demo: build rust-examples
 	@echo '$$ tdm inspect target/plugins/hello.wasm'
@@ -45,7 +45,7 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-# The WASI test suite (std-host/tests/wasi_testsuite.rs) lives in ../shared beside the repo; in
+# The WASI test suite (std-host/tdm/tests/wasi_testsuite.rs) lives in ../shared beside the repo; in
 # a fresh clone of a local repo (CI), beside the repo it was cloned from. Found nowhere, its test
 # is skipped with a line saying so; `cargo test` run by hand still insists on finding it.
 ORIGIN_DIR := $(shell git remote get-url origin 2>/dev/null)

@@ -16,8 +16,8 @@ EXAMPLES += c-examples as-examples
 
 PLUGINS_DIR := target/plugins
 PACKAGES_DIR := target/packages
-C_SDK := sdk/c
-AS_SDK := sdk/assemblyscript
+C_SDK := guest-sdk/c
+AS_SDK := guest-sdk/assemblyscript
 
 # Debian's clang is `clang` (clang-14 on bookworm); its wasm32 linker is wasm-ld from lld, found
 # either next to clang, on PATH as wasm-ld, or as wasm-ld-14 (clang 14 takes its absolute path in

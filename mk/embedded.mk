@@ -8,7 +8,7 @@
 #   make embedded-sizes   flash and the largest symbols at opt-level "z" and at opt-level 3, both
 #                         targets (the figures of embedded-demo/README.md)
 #
-# `make test` runs `make embedded` first (through `unit`): std-host/tests/embedded_demo.rs reads
+# `make test` runs `make embedded` first (through `unit`): std-host/tdm/tests/embedded_demo.rs reads
 # the logs and checks every outcome and fuel figure against the host's for the same plugins.
 
 # Keep the including Makefile's default goal: this fragment's rules must not become it.
@@ -24,7 +24,7 @@ EMBEDDED_WASM := wasm32-unknown-unknown
 EMBEDDED_TARGET_DIR := target
 EMBEDDED_PROFILE ?= release
 EMBEDDED_LOGS := target/embedded
-# The logs of the default profile are TARGET.log (what std-host/tests/embedded_demo.rs reads);
+# The logs of the default profile are TARGET.log (what std-host/tdm/tests/embedded_demo.rs reads);
 # another profile's are TARGET-PROFILE.log.
 EMBEDDED_LOG_SUFFIX = $(if $(filter release,$(EMBEDDED_PROFILE)),,-$(EMBEDDED_PROFILE))
 EMBEDDED_PLUGINS := target/plugins/embedded

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The wall time and peak RSS of every flood and load case of promise 8 ("limits hold"), through
 # the release `tdm` binary: each case is one the limits issue found running for minutes or
-# holding hundreds of MiB, and std-host/tests/limits.rs, file_reads.rs and install_checks.rs hold
+# holding hundreds of MiB, and std-host/tdm/tests/limits.rs, file_reads.rs and install_checks.rs hold
 # its verdict. This script only measures (`make limits-figures`); it fails when a case does not
 # end the way its test says, so a figure is never one of a broken run.
 #
@@ -10,7 +10,7 @@ set -euo pipefail
 
 tdm=$(realpath "$1")
 here=$(cd "$(dirname "$0")/.." && pwd)
-fixtures="$here/std-host/tests/fixtures"
+fixtures="$here/std-host/fixtures"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TDM_WORKSPACE="$work/ws"

@@ -1,6 +1,6 @@
 # Real programs through `tdm exec` (not part of `make test`: building them takes minutes):
 # ripgrep 15.2.0 and jaq 1.5.1 (--no-default-features) from crates.io for wasm32-wasip1 into
-# target/real-wasi/bin/, then std-host/tests/real_wasi.rs against the release `tdm`: file search,
+# target/real-wasi/bin/, then std-host/tdm/tests/real_wasi.rs against the release `tdm`: file search,
 # directory walk, stdin filters, args/env/clock, piped output and `| head -1`, a write refused,
 # and the fuel per second each program used (the figure behind the default command budget).
 #
@@ -26,7 +26,7 @@ real-wasi-programs:
 	$(REAL_WASI_INSTALL) --no-default-features jaq@$(REAL_WASI_JAQ)
 
 real-wasi: real-wasi-programs
-	REAL_WASI_BIN=$(abspath $(REAL_WASI_DIR)/bin) $(CARGO) test --release -p tdm-sdk --test real_wasi -- \
+	REAL_WASI_BIN=$(abspath $(REAL_WASI_DIR)/bin) $(CARGO) test --release -p tdm --test real_wasi -- \
 		--ignored --nocapture --test-threads 1
 
 .DEFAULT_GOAL := $(real_wasi_saved_goal)

@@ -1,4 +1,4 @@
-# Rust guest SDK (sdk/rust, crate tdm-plugin) and the Rust example plugins (examples/rust, a
+# Rust guest SDK (guest-sdk/rust, crate tdm-plugin) and the Rust example plugins (examples/rust, a
 # cargo workspace of its own): builds them for wasm32-unknown-unknown into target/plugins/.
 # Installs the rustup target when it is missing.
 #
@@ -49,7 +49,7 @@ rust-examples: rust-wasm-target
 
 # The SDK's own workspace and target folder (git-ignored), like the examples'.
 rust-sdk-test:
-	$(CARGO) test --locked --manifest-path sdk/rust/Cargo.toml --target-dir sdk/rust/target
+	$(CARGO) test --locked --manifest-path guest-sdk/rust/Cargo.toml --target-dir guest-sdk/rust/target
 
 unit: rust-sdk-test
 

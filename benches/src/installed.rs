@@ -4,7 +4,6 @@
 //! and its launch.
 
 use contour_core::trace::{hex, sha256};
-use contour_core::Sandbox;
 use std::path::{Path, PathBuf};
 use tdm_sdk::operator::{self, Source};
 use tdm_sdk::session::{Session, SessionOptions};
@@ -55,11 +54,10 @@ impl Drop for InstalledFixture {
 }
 
 /// What `tdm call` does before its first intent: the approved-launch check, the lazy load on a
-/// runtime of its own, a sandbox, its launch.
-pub fn installed_launch(fixture: &InstalledFixture) -> Sandbox {
-    let session = Session::open_installed(&fixture.workspace, INSTALLED_ID, SessionOptions::default())
+/// runtime of its own, a sandbox, its launch (all through the session, as `tdm call`).
+pub fn installed_launch(fixture: &InstalledFixture) -> Session {
+    let mut session = Session::open_installed(&fixture.workspace, INSTALLED_ID, SessionOptions::default())
         .unwrap_or_else(|e| panic!("the installed plugin opens: {e}"));
-    let mut sandbox = session.sandbox().unwrap_or_else(|e| panic!("a sandbox: {e}"));
-    sandbox.launch().unwrap_or_else(|f| panic!("the plugin launches: {}", f.message()));
-    sandbox
+    session.launch().unwrap_or_else(|e| panic!("the plugin launches: {e}"));
+    session
 }

@@ -16,7 +16,7 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tdm_sdk::intents::{audit, context, dist, log, net, tool, vault, PluginIdentity, StdIntents};
+use tdm_sdk::intents::{audit, context, dist, log, net, tool, vault, Notices, PluginIdentity, StdIntents};
 
 const SECRET: &str = "sk-live-0d1e2a3d-PROMISE-SIX";
 /// A piece of the value that every plain or escaped form of it keeps.
@@ -26,7 +26,7 @@ const SECRET_CORE: &str = "0d1e2a3d";
 /// 127.0.0.1 only) and its log lines and audit log kept for searching.
 struct Host {
     sandbox: Sandbox,
-    log_lines: Arc<Mutex<Vec<u8>>>,
+    log_lines: Notices,
     audit_path: PathBuf,
     _dir: tempfile::TempDir,
 }
@@ -40,7 +40,7 @@ impl Host {
         }}});
         std::fs::write(&vault_path, vault_json.to_string()).expect("the vault is written");
         let grants = Permissions::parse_all(grants.iter().copied()).unwrap_or_else(|e| panic!("{e}"));
-        let log_lines = Arc::new(Mutex::new(Vec::new()));
+        let log_lines = Notices::default();
         let audit_path = dir.path().join("audit.jsonl");
         let intents = StdIntents {
             identity: PluginIdentity { id: "forward".into(), hash: "0".repeat(64) },
@@ -70,8 +70,13 @@ impl Host {
         outcome["output"].clone()
     }
 
+    /// The log lines so far, as tdm prints them (before escaping).
+    fn logged(&self) -> String {
+        self.log_lines.lock().expect("not poisoned").iter().map(|line| format!("{line}\n")).collect()
+    }
+
     fn assert_no_trace(&self, report: &IntentReport) {
-        let log_lines = self.log_lines.lock().expect("not poisoned").clone();
+        let log_lines = self.logged().into_bytes();
         let observed = [
             ("outcome", report.outcome.json.clone().into_bytes()),
             ("stdout", report.stdout.clone()),
@@ -112,7 +117,7 @@ fn placeholders_are_filled_in_nowhere_the_plugin_can_read() {
     host.call("context.read", json!({"key": placeholder}));
     host.call("dist.read", json!({"path": placeholder}));
     host.call("vault.read", json!({"name": placeholder}));
-    let logged = String::from_utf8_lossy(&host.log_lines.lock().expect("not poisoned")).into_owned();
+    let logged = host.logged();
     assert!(logged.contains(placeholder), "the log line keeps the placeholder as written: {logged}");
 }
 

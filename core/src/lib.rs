@@ -69,7 +69,7 @@ pub mod wasi;
 pub use check::{Inspection, Profile};
 pub use env::{Clock, Environment, Slept, VirtualEnvironment};
 pub use host::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, NoHostIntents, Spent};
-pub use outcome::{IntentReport, Outcome, Status};
+pub use outcome::{IntentReport, Outcome, Status, Told};
 pub use permission::{Permission, Permissions};
 pub use plugin::{Plugin, Runtime};
 pub use policy::{Compilation, Policy, PolicyError};

@@ -20,6 +20,16 @@ pub enum Status {
     Failed,
 }
 
+/// What a front end tells the user in a host failure's outcome instead of core's fixed words
+/// (`None`: core's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Told<'a> {
+    /// The `message` member.
+    pub message: Option<&'a str>,
+    /// The `recoveryHint` member.
+    pub hint: Option<&'a str>,
+}
+
 /// Who decided a failed outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Blocked {
@@ -48,6 +58,14 @@ pub struct Outcome {
 impl Outcome {
     /// Renders a host failure in the documented failed-outcome shape, keys in documented order.
     pub fn from_failure(failure: Failure) -> Self {
+        Self::from_failure_told(failure, Told::default())
+    }
+
+    /// Renders a host failure as [`Outcome::from_failure`] does, with the message and recovery
+    /// hint a front end chose where it has better words (a hint naming the knob that exists
+    /// where the user is; "cancelled" for a deadline the user cut short). The shape, the
+    /// `blockedReason` and `output` are core's: this is the one renderer of a failed outcome.
+    pub fn from_failure_told(failure: Failure, told: Told<'_>) -> Self {
         let text = |s: &str| serde_json::to_string(s).unwrap_or_default();
         let mut output = alloc::format!("{{\"retryable\":{}", failure.reason.retryable());
         if let Some(code) = failure.exit_code {
@@ -56,9 +74,9 @@ impl Outcome {
         output.push('}');
         let json = alloc::format!(
             "{{\"status\":\"failed\",\"message\":{},\"blockedReason\":{},\"recoveryHint\":{},\"output\":{output}}}",
-            text(&failure.message()),
+            text(told.message.map_or_else(|| failure.message(), String::from).as_str()),
             text(failure.reason.as_str()),
-            text(failure.reason.recovery_hint()),
+            text(told.hint.unwrap_or(failure.reason.recovery_hint())),
         );
         Self { status: Status::Failed, blocked: Some(Blocked::Host(failure)), json, output_at: None }
     }
@@ -425,6 +443,24 @@ pub struct IntentReport {
     pub stderr: Vec<u8>,
     /// Bytes of stdout/stderr dropped because the capture was full.
     pub output_dropped: u64,
+}
+
+impl IntentReport {
+    /// The report of an intent the host failed before its code ran (or whose launch failed):
+    /// the failure's outcome, `launch_fuel` spent, nothing else measured or captured.
+    pub fn failed(failure: Failure, launch_fuel: u64) -> Self {
+        Self {
+            outcome: Outcome::from_failure(failure),
+            fuel_used: launch_fuel,
+            launch_fuel,
+            peak_memory_bytes: 0,
+            host_calls: 0,
+            host_bytes: 0,
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            output_dropped: 0,
+        }
+    }
 }
 
 #[cfg(test)]

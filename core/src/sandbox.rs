@@ -425,17 +425,7 @@ impl Sandbox {
 }
 
 fn failed_report(failure: Failure, launch_fuel: u64) -> IntentReport {
-    IntentReport {
-        outcome: Outcome::from_failure(failure),
-        fuel_used: launch_fuel,
-        launch_fuel,
-        peak_memory_bytes: 0,
-        host_calls: 0,
-        host_bytes: 0,
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        output_dropped: 0,
-    }
+    IntentReport::failed(failure, launch_fuel)
 }
 
 /// DESIGN section 3, steps 2-6.

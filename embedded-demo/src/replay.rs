@@ -1,6 +1,6 @@
 //! The replay part of the demo: every conformance trace (conformance/traces, bundled at build
 //! time with its module and the digest recorded on the host) replayed through core's replay
-//! entry point, one `trace=NAME digest=HEX` line each; std-host/tests/embedded_demo.rs compares
+//! entry point, one `trace=NAME digest=HEX` line each; std-host/tdm/tests/embedded_demo.rs compares
 //! the lines with the host's digests.
 
 use crate::digest::DigestLine;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How long a cancellable sleep waits between looks at its [`Cancel`] flag.
-pub(crate) const CANCEL_POLL: Duration = Duration::from_millis(20);
+pub const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 /// A flag that cancels the run in progress (shared with a signal handler).
 #[derive(Debug, Clone, Default)]

@@ -1,8 +1,12 @@
 //! # tdm-sdk
 //!
-//! The std embedding of Contour and the `tdm` command-line tool built on it. Library first: the
-//! binary (`main.rs`, [`cli`]) only parses flags and calls these modules; everything runs
-//! through the same `contour_core::Sandbox`.
+//! The std embedding of Contour: what a program needs to run plugins on a machine with files, a
+//! clock and a network. The `tdm` binary (`std-host/tdm`) is one front end over it: it parses
+//! flags into [`session::SessionOptions`] and prints what comes back. This crate holds no
+//! flags, no line editor and no terminal code, and does not know which command was typed: what
+//! it has to tell an operator (a plugin's log line, an audit log that cannot be written) comes
+//! back as data ([`intents::Notice`]); every intent runs through one call,
+//! [`session::Session::run`], on the same `contour_core::Sandbox`.
 //!
 //! | module | what it owns |
 //! | --- | --- |
@@ -12,23 +16,18 @@
 //! | [`operator`] | install, approve, revoke, uninstall, and the approved-launch check |
 //! | [`workspace`], [`package`], [`package_copy`] | state on disk, `plugin.toml` and hubs, copying a verified package |
 //! | [`declared`] | the intents a plugin declares (`plugin.toml` or the `tdm.intents` section) |
-//! | [`limits`], [`params`], [`hints`] | limit flags and size units, params from JSON/@FILE/stdin, front-end recovery hints |
-//! | [`repl`] | the REPL: entries, commands, the terminal line editor |
-//! | [`terminal`], [`table`] | every printed line escaped; aligned tables |
+//! | [`limits`], [`params`] | limits as data and size units, params from JSON/@FILE/stdin |
 //! | [`files`], [`module_file`], [`dirfs`] | bounded non-blocking reads, `.wasm`/`.wat` loading, read-only dirs for `exec` |
 //! | [`module_kind`] | whether bytes are a plugin, a WASI command or an Extism plugin (for hints) |
-//! | [`cli`], [`exit`] | the `tdm` subcommands (one module each) and their exit codes |
+//! | [`traces`], [`command`], [`stdio`] | trace files, WASI commands (`tdm exec`) and their stdio |
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod cli;
 pub mod command;
 pub mod declared;
 pub mod dirfs;
 pub mod environment;
-pub mod exit;
 pub mod files;
-pub mod hints;
 pub mod intents;
 pub mod limits;
 pub mod module_file;
@@ -37,11 +36,8 @@ pub mod operator;
 pub mod package;
 pub mod package_copy;
 pub mod params;
-pub mod repl;
 pub mod session;
 pub mod stdio;
-pub mod table;
-pub mod terminal;
 pub mod traces;
 pub mod workspace;
 
@@ -50,5 +46,5 @@ pub use module_file::{read_module, ModuleFileError};
 
 /// The embedding guide (docs/embedding.md): its code blocks run as doctests of this crate.
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/embedding.md")]
+#[doc = include_str!("../../../docs/embedding.md")]
 pub struct EmbeddingGuide;

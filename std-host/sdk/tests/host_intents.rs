@@ -6,20 +6,20 @@ use contour_core::{Permissions, Plugin, Policy, Sandbox, VirtualEnvironment};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tdm_sdk::intents::audit::{read_entries, AuditLog};
 use tdm_sdk::intents::context::Context;
 use tdm_sdk::intents::dist::Dist;
 use tdm_sdk::intents::log::Log;
 use tdm_sdk::intents::tool::{sha256_hex, Tools};
-use tdm_sdk::intents::{net, vault, PluginIdentity, StdIntents};
+use tdm_sdk::intents::{net, vault, Notices, PluginIdentity, StdIntents};
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures").join(name)
 }
 
 fn echo_module() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/echo/echo.wat")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/echo/echo.wat")
 }
 
 /// Everything one test sandbox is built from.
@@ -173,7 +173,7 @@ fn dist_read_fails_clearly_on_missing_large_binary_and_absent_folder() {
 
 #[test]
 fn log_writes_lines_and_is_bounded_in_count_and_bytes() {
-    let sink = Arc::new(Mutex::new(Vec::new()));
+    let sink = Notices::default();
     let log = Log::new(2, 1000).with_sink(sink.clone());
     let mut sandbox = Host { log, ..Host::new(fixture("forward.wat")) }.build();
     let ok = json!({"status": "completed", "output": {"logged": true}});
@@ -183,16 +183,21 @@ fn log_writes_lines_and_is_bounded_in_count_and_bytes() {
     assert_eq!(forward(&mut sandbox, "log", json!({"level": "error", "message": "two\nforged"})), ok);
     let outcome = forward(&mut sandbox, "log", json!({"level": "info", "message": "three"}));
     assert_failed(&outcome, "host_call_limit_exceeded", "2 messages");
-    let text = String::from_utf8(sink.lock().unwrap().clone()).unwrap();
-    assert_eq!(text, "[plugin forward info] one\n[plugin forward error] two\\u{a}forged\n");
+    // Kept as data; tdm escapes the line when it prints it (tdm/tests/terminal.rs).
+    assert_eq!(lines(&sink), "[plugin forward info] one\n[plugin forward error] two\nforged\n");
 
-    let sink = Arc::new(Mutex::new(Vec::new()));
+    let sink = Notices::default();
     let log = Log::new(100, 10).with_sink(sink.clone());
     let mut sandbox = Host { log, ..Host::new(fixture("forward.wat")) }.build();
     assert_eq!(forward(&mut sandbox, "log", json!({"level": "debug", "message": "0123456789"})), ok);
     let outcome = forward(&mut sandbox, "log", json!({"level": "debug", "message": "x"}));
     assert_failed(&outcome, "host_call_limit_exceeded", "10 bytes");
-    assert_eq!(String::from_utf8(sink.lock().unwrap().clone()).unwrap(), "[plugin forward debug] 0123456789\n");
+    assert_eq!(lines(&sink), "[plugin forward debug] 0123456789\n");
+}
+
+/// The log lines in `sink` as tdm prints them (before escaping).
+fn lines(sink: &Notices) -> String {
+    sink.lock().unwrap().iter().map(|line| format!("{line}\n")).collect()
 }
 
 #[test]

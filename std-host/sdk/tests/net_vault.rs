@@ -20,7 +20,7 @@ const BODY_CAP: u64 = 4096;
 // The sandbox.
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures").join(name)
 }
 
 fn forward_plugin(policy: Policy) -> Arc<Plugin> {

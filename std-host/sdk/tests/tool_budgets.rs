@@ -7,13 +7,13 @@ use contour_core::{Permissions, Plugin, Policy, Sandbox, VirtualEnvironment};
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tdm_sdk::intents::audit::{read_entries, AuditLog};
 use tdm_sdk::intents::context::Context;
 use tdm_sdk::intents::dist::Dist;
 use tdm_sdk::intents::log::Log;
 use tdm_sdk::intents::tool::Tools;
-use tdm_sdk::intents::{net, vault, PluginIdentity, StdIntents};
+use tdm_sdk::intents::{net, vault, Notices, PluginIdentity, StdIntents};
 
 /// A plugin whose every intent writes `stdout` to fd 1, then makes the host call `request`
 /// `times` times (ignoring the answers), then answers `{"status":"completed","output":1}`.
@@ -58,7 +58,7 @@ fn rpc(method: &str, params: serde_json::Value) -> serde_json::Value {
 
 struct Caller {
     sandbox: Sandbox,
-    log_lines: Arc<Mutex<Vec<u8>>>,
+    log_lines: Notices,
     audit: PathBuf,
 }
 
@@ -69,7 +69,7 @@ fn caller(dir: &Path, module: &Path, registry: HashMap<String, PathBuf>, policy:
     let grants: Vec<String> = registry.keys().map(|id| format!("tool:{id}")).collect();
     let grants = Permissions::parse_all(grants.iter().map(String::as_str)).unwrap();
     let audit = dir.join("audit.jsonl");
-    let log_lines = Arc::new(Mutex::new(Vec::new()));
+    let log_lines = Notices::default();
     let mut tools = Tools::new(registry.clone(), vec!["caller".into()], 4).with_audit(Some(audit.clone()));
     for id in registry.keys() {
         // Every tool may call every tool (cycles are still refused by the chain).
@@ -107,8 +107,8 @@ fn a_fan_out_of_tool_calls_is_bounded_by_the_callers_budgets() {
     let report = caller.sandbox.execute("fan", &json!({}));
     assert_eq!(report.outcome.blocked_reason(), Some("host_call_limit_exceeded"), "{}", report.outcome.json);
     assert!(report.host_calls as usize <= max_calls + 1, "host calls {}", report.host_calls);
-    let lines = String::from_utf8(caller.log_lines.lock().unwrap().clone()).unwrap();
-    assert_eq!(lines.lines().count(), 100, "every nested log spent the caller's 100 messages");
+    let lines = caller.log_lines.lock().unwrap().len();
+    assert_eq!(lines, 100, "every nested log spent the caller's 100 messages");
     let audited = read_entries(&caller.audit, None).unwrap().len();
     assert!(audited <= max_calls + 1, "{audited} audit records for a limit of {max_calls} calls");
     // The tool's own output reached the caller's capture, within the caller's bound.
@@ -169,7 +169,7 @@ fn a_tools_deep_output_arrives_intact() {
       (data (i32.const 16) "{framed}"))"#
         ),
     );
-    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forward.wat");
+    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/forward.wat");
     let registry = HashMap::from([("deep".to_string(), tool)]);
     let mut caller = caller(dir.path(), &forward, registry, Policy::default());
     let request = rpc("tool.invoke", json!({"tool": "deep", "intent": "x", "params": {}}));

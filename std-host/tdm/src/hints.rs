@@ -1,13 +1,15 @@
 //! Recovery hints that fit the front end the user typed into. Core's hint for a host failure
 //! names knobs generically ("raise the policy limit"); here each is replaced by one that names
 //! only what exists where the user is: a flag of that subcommand, a REPL command, or the fact
-//! that a limit is fixed or bound by an approval. The outcome keeps its shape and every other
-//! member; a plugin's own failed outcome is never touched.
+//! that a limit is fixed or bound by an approval. The hint is data handed to core's renderer
+//! (`Outcome::from_failure_told`): the outcome keeps its shape and every other member; a
+//! plugin's own failed outcome is never touched.
 
-use crate::module_kind::OtherKind;
 use contour_core::policy::{DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_REQUEST_BYTES};
-use contour_core::{BlockedReason, Failure, Outcome};
+use contour_core::{BlockedReason, Failure, Outcome, Told};
 use std::borrow::Cow;
+use tdm_sdk::module_kind::OtherKind;
+use tdm_sdk::session::{RunReport, Session, SessionError};
 
 /// Where the plugin runs, which decides what a hint may name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +29,15 @@ pub enum Front {
 impl Front {
     fn installed(self) -> bool {
         matches!(self, Self::Call | Self::ReplInstalled)
+    }
+
+    /// The REPL's front for `session`: within an approval or not.
+    pub fn repl(session: &Session) -> Self {
+        if session.is_installed() {
+            Self::ReplInstalled
+        } else {
+            Self::ReplFile
+        }
     }
 }
 
@@ -64,7 +75,7 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
             "This is a WASI command (it exports `_start`, not the plugin exports): run it with `tdm exec FILE`.".into()
         }
         BlockedReason::AbiMismatch | BlockedReason::ImportNotAllowed if context.other_kind == Some(OtherKind::Extism) => {
-            "This is an Extism plugin (it imports `extism:host/...`): Contour runs plugins written to the TDM IPC ABI (docs/ABI.md; SDKs for Rust, C and AssemblyScript in sdk/).".into()
+            "This is an Extism plugin (it imports `extism:host/...`): Contour runs plugins written to the TDM IPC ABI (docs/ABI.md; SDKs for Rust, C and AssemblyScript in guest-sdk/).".into()
         }
         BlockedReason::FuelExhausted => match front {
             Front::Run | Front::Exec => "Send a smaller input or raise the fuel budget (--fuel N).".into(),
@@ -156,27 +167,27 @@ pub fn outcome_json(outcome: &Outcome, front: Front, context: Context) -> Cow<'_
     } else {
         failure.message()
     };
-    match recovery_hint(failure, front, context) {
-        Some(hint) => Cow::Owned(render(failure, &message, &hint)),
-        None if message != failure.message() => Cow::Owned(render(failure, &message, failure.reason.recovery_hint())),
-        None => Cow::Borrowed(&outcome.json),
+    let hint = recovery_hint(failure, front, context);
+    if hint.is_none() && message == failure.message() {
+        return Cow::Borrowed(&outcome.json);
     }
+    let told = Told { message: Some(&message), hint: hint.as_deref() };
+    Cow::Owned(Outcome::from_failure_told(failure.clone(), told).json)
 }
 
-/// A host failure in the failed-outcome shape (the members and order of core's rendering).
-fn render(failure: &Failure, message: &str, hint: &str) -> String {
-    let text = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string());
-    let mut output = format!("{{\"retryable\":{}", failure.reason.retryable());
-    if let Some(code) = failure.exit_code {
-        output.push_str(&format!(",\"exitCode\":{code}"));
-    }
-    output.push('}');
-    format!(
-        "{{\"status\":\"failed\",\"message\":{},\"blockedReason\":{},\"recoveryHint\":{},\"output\":{output}}}",
-        text(message),
-        text(failure.reason.as_str()),
-        text(hint),
-    )
+/// A run's outcome JSON as printed at `front`.
+pub fn run_json(ran: &RunReport, front: Front) -> String {
+    let context = Context { cancelled: ran.cancelled, undeclared: ran.undeclared, ..Context::default() };
+    outcome_json(&ran.report.outcome, front, context).into_owned()
+}
+
+/// The failed outcome's JSON a session error is, as printed at `front` (a load refusal,
+/// `not_approved`, a `.wat` that does not compile); `None` for any other error.
+pub fn refusal_json(error: &SessionError, front: Front) -> Option<String> {
+    let failure = error.failure()?;
+    let wat = matches!(error, SessionError::Wat(_));
+    let context = Context { at_load: true, other_kind: error.other_kind(), wat, ..Context::default() };
+    Some(outcome_json(&Outcome::from_failure(failure), front, context).into_owned())
 }
 
 #[cfg(test)]

@@ -1,6 +1,18 @@
-//! The `tdm` binary: parses flags and hands over to the library (`tdm_sdk::cli`).
+//! The `tdm` binary: the command line over `tdm-sdk`. It parses flags into the library's
+//! options once per subcommand ([`cli`]), runs the REPL ([`repl`]), chooses the recovery hint
+//! that names what exists where the user is ([`hints`]), and prints every line through the one
+//! escaping writer ([`terminal`], [`table`]) with the exit codes of [`exit`]. Nothing here is a
+//! library other programs import: they embed `tdm-sdk`.
 #![forbid(unsafe_code)]
 
+mod cli;
+mod exit;
+mod hints;
+mod plugin_lines;
+mod repl;
+mod table;
+mod terminal;
+
 fn main() -> std::process::ExitCode {
-    tdm_sdk::cli::main()
+    cli::main()
 }

@@ -27,11 +27,6 @@ impl Table {
         self.rows.push(cells);
     }
 
-    /// Whether it has no rows.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     /// The table as lines: the header, then each row, columns two spaces apart.
     pub fn lines(&self) -> Vec<String> {
         let mut widths: Vec<usize> = self.header.iter().map(|h| h.width()).collect();

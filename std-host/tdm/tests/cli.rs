@@ -13,7 +13,7 @@ fn tdm(args: &[&str]) -> Output {
 }
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn echo() -> String {
@@ -21,7 +21,7 @@ fn echo() -> String {
 }
 
 fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).display().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures").join(name).display().to_string()
 }
 
 /// Parses stdout as exactly one JSON object (one line).

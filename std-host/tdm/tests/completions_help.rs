@@ -52,7 +52,7 @@ fn flag_line<'a>(help: &'a str, flag: &str) -> &'a str {
 fn each_subcommand_describes_the_shared_limit_flags_as_it_applies_them() {
     let dir = tempfile::tempdir().unwrap();
     let exec = String::from_utf8(tdm(dir.path(), &["exec", "--help"], b"").stdout).unwrap();
-    // The command default budget (std-host/src/command.rs), not a plugin's or an approval's.
+    // The command default budget (std-host/sdk/src/command.rs), not a plugin's or an approval's.
     let fuel = flag_line(&exec, "--fuel");
     assert!(fuel.contains("100_000_000_000 per second of the deadline"), "{fuel}");
     assert!(!fuel.contains("approved") && !fuel.contains("2_000_000_000,"), "{fuel}");

@@ -23,7 +23,7 @@ const TARGETS: [&str; 2] = ["thumbv7em-none-eabihf", "riscv32imac-unknown-none-e
 const CASES: usize = 6;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// `key=value` fields of a line, up to `params=`, which takes the rest of the line.
@@ -185,7 +185,7 @@ fn every_board_outcome_is_the_hosts_byte_for_byte_with_the_same_fuel() {
             assert_eq!(case.peak_memory_bytes, memory, "{target} {}: memory, board vs host core", case.name);
             let (line, tdm_fuel) = through_tdm(case, log);
             // `tdm run` prints the same outcome, except that a host failure's recovery hint names
-            // what exists in the CLI (std-host/src/hints.rs): compare everything else.
+            // what exists in the CLI (std-host/tdm/src/hints.rs): compare everything else.
             let board: Value = serde_json::from_str(&case.outcome).expect("the board's outcome is JSON");
             let host: Value = serde_json::from_str(&line).expect("tdm run prints JSON");
             let without_hint = |mut v: Value| {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 /// The built module `target/plugins/NAME.wasm`, or a failed test saying how to build it.
 fn module(name: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins").join(format!("{name}.wasm"));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/plugins").join(format!("{name}.wasm"));
     assert!(path.is_file(), "{} is missing: run `make examples` first", path.display());
     path
 }
@@ -414,9 +414,10 @@ fn the_c_and_assemblyscript_sdks_declare_the_intents_plugin_toml_lists() {
     );
     // The same names as each package's plugin.toml, which is what an operator approves.
     for (name, folder) in [("counter", "examples/c/counter"), ("wordcount", "examples/assemblyscript/wordcount")] {
-        let manifest =
-            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(folder).join("plugin.toml"))
-                .unwrap();
+        let manifest = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(folder).join("plugin.toml"),
+        )
+        .unwrap();
         let listed: Vec<&str> =
             manifest.lines().filter_map(|l| l.strip_prefix("name = \"")).map(|l| l.trim_end_matches('"')).collect();
         let declared: Vec<String> =

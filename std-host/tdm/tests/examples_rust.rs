@@ -1,4 +1,4 @@
-//! The Rust example plugins (examples/rust, built with the Rust SDK sdk/rust by `make examples`
+//! The Rust example plugins (examples/rust, built with the Rust SDK guest-sdk/rust by `make examples`
 //! into target/plugins/), run through the built `tdm` binary with their expected output, plus the
 //! ABI conformance checks every guest language must pass: exports (`tdm inspect --json`),
 //! response framing (a completed outcome through `tdm run`) and free after use (many intents in
@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 /// A built example module, `target/plugins/NAME.wasm`; fails when it was not built.
 fn module(name: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins").join(format!("{name}.wasm"));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/plugins").join(format!("{name}.wasm"));
     assert!(path.is_file(), "{} is missing: run `make examples` first", path.display());
     path
 }
@@ -173,7 +173,7 @@ fn dist_reader_returns_the_bundled_text() {
     let (value, code, stderr) = run(&module("dist-reader"), "read", &json!({}));
     assert_eq!(code, Some(0), "{value} {stderr}");
     let bundled =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/plugins/dist/greeting.txt"))
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/plugins/dist/greeting.txt"))
             .expect("make examples copies dist/greeting.txt");
     assert!(bundled.starts_with("Hello from dist-reader"), "{bundled:?}");
     assert_eq!(value, json!({"status": "completed", "output": {"path": "greeting.txt", "text": bundled}}));
@@ -250,7 +250,7 @@ fn conformance_free_after_use() {
 fn the_free_after_use_check_catches_a_leak() {
     // echo.wat with a `tdm_free` that frees nothing: its bump allocator grows on every intent.
     let echo =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/echo/echo.wat")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/echo/echo.wat")).unwrap();
     let start = echo.find("(func (export \"tdm_free\")").expect("echo exports tdm_free");
     let end = start + echo[start..].find("\n  ;; Index of the first byte").expect("the next function");
     let leaky = format!("{}(func (export \"tdm_free\") (param i32 i32))\n{}", &echo[..start], &echo[end..]);
@@ -260,7 +260,7 @@ fn the_free_after_use_check_catches_a_leak() {
     let caught = std::panic::catch_unwind(|| assert_free_after_use(&path, "greet", &big_name(), 200));
     assert!(caught.is_err(), "a plugin that never frees must fail the check");
     // The real echo passes it.
-    let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/echo/echo.wat");
+    let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/echo/echo.wat");
     assert_free_after_use(&echo, "greet", &big_name(), 200);
 }
 
@@ -331,7 +331,7 @@ fn the_rust_sdk_declares_the_intents_plugin_toml_lists() {
         let declared: Vec<&str> =
             report["intents"]["declared"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap()).collect();
         let manifest = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/rust").join(name).join("plugin.toml"),
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rust").join(name).join("plugin.toml"),
         )
         .unwrap();
         // The first `name = ` is the display name; the rest are the intents.

@@ -20,7 +20,7 @@ const FILETYPE_REGULAR_FILE: u8 = 4;
 const RIGHT_FD_SEEK: u64 = 1 << 2;
 
 fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).display().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures").join(name).display().to_string()
 }
 
 fn tdm() -> Command {
@@ -196,7 +196,7 @@ fn inspect_judges_a_command_as_a_command() {
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(text.contains("kind: command") && text.contains("verdict: accepted"), "{text}");
     // A plugin is still judged as a plugin.
-    let echo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/echo/echo.wat");
+    let echo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/echo/echo.wat");
     let plugin = tdm().args(["inspect", &echo.display().to_string(), "--json"]).output().unwrap();
     let value: serde_json::Value = serde_json::from_slice(&plugin.stdout).unwrap();
     assert_eq!((value["kind"].as_str(), value["verdict"].as_str()), (Some("plugin"), Some("accepted")));

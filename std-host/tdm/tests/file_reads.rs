@@ -53,7 +53,7 @@ fn text(output: &Output) -> String {
 }
 
 fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).display().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures").join(name).display().to_string()
 }
 
 fn mkfifo(path: &Path) {
@@ -171,7 +171,7 @@ fn a_fifo_as_module_vault_context_or_audit_log_is_refused_at_once() {
     let pipe = tmp.path().join("pipe.wasm");
     mkfifo(&pipe);
     let pipe = pipe.display().to_string();
-    let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/echo/echo.wat").display().to_string();
+    let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/echo/echo.wat").display().to_string();
     let cases: [Vec<&str>; 5] = [
         vec!["run", &pipe, "x"],
         vec!["inspect", &pipe],
@@ -192,7 +192,7 @@ fn a_vault_or_context_over_its_bound_is_refused_without_being_read() {
     let big = tmp.path().join("big.json");
     sparse_gib(&big);
     let big = big.display().to_string();
-    let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/echo/echo.wat").display().to_string();
+    let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/echo/echo.wat").display().to_string();
     for flag in ["--vault", "--context"] {
         let out = tdm(tmp.path(), &["run", &echo, "echo", flag, &big]);
         assert_eq!(out.status.code(), Some(2), "{flag}: {}", text(&out));

@@ -9,7 +9,7 @@ use tdm_sdk::session::{Session, SessionOptions};
 use tdm_sdk::workspace::Workspace;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn tdm(workspace: &Path, args: &[&str]) -> Output {

@@ -131,7 +131,7 @@ fn sigint_stops_the_intent_of_tdm_call_which_exits_with_its_outcome() {
 /// The REPL's counter plugin with a `spin` intent that loops forever (its trap replaced by a
 /// loop), written in `dir`; its path.
 fn spinning_counter(dir: &Path) -> String {
-    let counter = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/repl_counter.wat");
+    let counter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/repl_counter.wat");
     let wat = std::fs::read_to_string(counter).unwrap();
     let spinning = wat
         .replace(r#""\"method\":\"trap\"""#, r#""\"method\":\"spin\"""#)

@@ -14,7 +14,7 @@ const HUGE_FUEL: &str = "1000000000000";
 const STOPS_WITHIN: Duration = Duration::from_millis(2_500);
 
 fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/limits").join(name).display().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/limits").join(name).display().to_string()
 }
 
 fn tdm(args: &[&str]) -> (Output, Duration) {
@@ -254,7 +254,7 @@ fn a_tool_gets_no_more_memory_than_its_caller() {
     std::fs::write(&path, hog).unwrap();
     let call = r#"{"jsonrpc":"2.0","id":1,"method":"tool.invoke","params":{"tool":"hog","intent":"x","params":{}}}"#;
     let tool = format!("hog={}", path.display());
-    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forward.wat").display().to_string();
+    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/forward.wat").display().to_string();
     let run = |memory: &str| {
         let (output, _) = tdm(&[
             "run",

@@ -14,7 +14,7 @@ use support::{install_approved, package, tdm, text, write, Repl, OK};
 
 /// The REPL counter: `count` answers {"count": N} (N from 1 in each instance), `trap` traps.
 fn counter() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/repl_counter.wat")).unwrap()
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/repl_counter.wat")).unwrap()
 }
 
 /// Replaces `path` by a new file with `contents` (write beside it, rename over it).

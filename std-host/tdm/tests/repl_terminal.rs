@@ -9,7 +9,7 @@ use std::process::Command;
 /// The REPL counter fixture, changed so that `spin` loops forever (instead of `trap`
 /// trapping), and declaring its intents in a `tdm.intents` section.
 fn spinning_counter(dir: &Path) -> String {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/repl_counter.wat");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/repl_counter.wat");
     let wat = std::fs::read_to_string(fixture).unwrap();
     let wat = wat
         .replace(r#""\"method\":\"trap\"""#, r#""\"method\":\"spin\"""#)

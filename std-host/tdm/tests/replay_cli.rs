@@ -28,7 +28,7 @@ fn text(output: &Output) -> String {
 }
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn echo() -> String {
@@ -136,7 +136,7 @@ fn the_repl_records_between_record_and_stop() {
 #[test]
 fn a_repl_reset_ends_the_recording_and_a_grant_that_changes_nothing_does_not() {
     // A counter: its instance remembers. A reset the trace did not see made the replay diverge.
-    let counter = repo().join("std-host/tests/fixtures/repl_counter.wat").display().to_string();
+    let counter = repo().join("std-host/fixtures/repl_counter.wat").display().to_string();
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     let trace = dir.path().join("c.trace").display().to_string();
@@ -207,7 +207,7 @@ fn a_net_fetch_replays_with_no_server_running() {
     });
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
-    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forward.wat").display().to_string();
+    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/forward.wat").display().to_string();
     let trace = dir.path().join("fetch.trace").display().to_string();
     let request =
         format!(r#"{{"jsonrpc":"2.0","id":1,"method":"net.fetch","params":{{"url":"http://127.0.0.1:{port}/x"}}}}"#);

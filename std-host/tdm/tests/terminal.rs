@@ -286,7 +286,7 @@ fn a_hub_index_refused_by_name_is_reported_escaped() {
 #[test]
 fn audit_escapes_a_plugin_chosen_method_name() {
     let dir = tempfile::tempdir().unwrap();
-    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forward.wat").display().to_string();
+    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/forward.wat").display().to_string();
     let audit = dir.path().join("audit.jsonl").display().to_string();
     let method = format!("{OSC52}\u{1b}[31mFORGED\r\u{202e}\u{9b}");
     let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {}}).to_string();

@@ -81,7 +81,7 @@ fn suite_root() -> Option<PathBuf> {
         return None;
     }
     let root = configured
-        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/wasi-testsuite"), PathBuf::from);
+        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/wasi-testsuite"), PathBuf::from);
     assert!(
         SUITES.iter().any(|suite| suite_dir(&root, suite).is_dir()),
         "the WASI test suite is not at {}: set WASI_TESTSUITE to a folder holding its prebuilt \

@@ -5,8 +5,8 @@
 //
 // It is also the AssemblyScript side of the SDK fuel comparison (`make sdk-fuel`): `fuelMark`
 // compiles to nothing unless the module is built with `--use TDM_FUEL_MARKS=1`.
-import { completed, failed, fuelMark, handle, JsonWriter, MARK_HANDLER, MARK_PARAMS, Params } from "../../../../sdk/assemblyscript/assembly/index";
-export { tdm_alloc, tdm_free } from "../../../../sdk/assemblyscript/assembly/index";
+import { completed, failed, fuelMark, handle, JsonWriter, MARK_HANDLER, MARK_PARAMS, Params } from "../../../../guest-sdk/assemblyscript/assembly/index";
+export { tdm_alloc, tdm_free } from "../../../../guest-sdk/assemblyscript/assembly/index";
 
 export function tdm_plugin_execute_intent(ptr: usize, len: usize): usize {
   return handle(ptr, len, onIntent);

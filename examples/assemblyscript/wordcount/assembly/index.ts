@@ -5,8 +5,8 @@
 // A word is a maximal run of characters other than ASCII whitespace (space, \t, \n, \v, \f, \r).
 // Lines are counted as an editor shows them: each "\n" ends a line, and a last line without one
 // counts too; "" has 0 lines.
-import { completed, failed, handle, JsonWriter, Params } from "../../../../sdk/assemblyscript/assembly/index";
-export { tdm_alloc, tdm_free } from "../../../../sdk/assemblyscript/assembly/index";
+import { completed, failed, handle, JsonWriter, Params } from "../../../../guest-sdk/assemblyscript/assembly/index";
+export { tdm_alloc, tdm_free } from "../../../../guest-sdk/assemblyscript/assembly/index";
 
 export function tdm_plugin_execute_intent(ptr: usize, len: usize): usize {
   return handle(ptr, len, onIntent);

@@ -1,12 +1,12 @@
 //! The audit log: one JSON line per host-call decision, appended to a file:
 //! `{"time", "plugin", "hash", "method", "permission", "granted", "bytes", "fuel", "reason"}`,
 //! with `time` in RFC 3339 UTC (milliseconds). The record core hands over carries no params,
-//! so no secret value (nor any header or body) can reach the file. A write error is reported on
-//! stderr once per log, never a panic, and never stops the plugin.
+//! so no secret value (nor any header or body) can reach the file. A write error is reported
+//! once per log as a [`Notice`] (tdm prints it on stderr), never a panic, and never stops the
+//! plugin.
 
-use super::PluginIdentity;
+use super::{Notice, Notices, PluginIdentity};
 use crate::files::{self, FileError};
-use crate::terminal::errln;
 use contour_core::AuditRecord;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -18,6 +18,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub struct AuditLog {
     path: Option<PathBuf>,
     warned: bool,
+    /// Where a write error is reported.
+    notices: Notices,
 }
 
 /// `unix_ms` as RFC 3339 UTC with milliseconds, e.g. `2024-05-01T12:00:00.000Z`.
@@ -51,7 +53,13 @@ fn now_ms() -> u64 {
 impl AuditLog {
     /// Appends to `path` (none: decisions are not recorded).
     pub fn new(path: Option<PathBuf>) -> Self {
-        Self { path, warned: false }
+        Self { path, warned: false, notices: Notices::default() }
+    }
+
+    /// Reports a write error into `notices` (a sandbox's, shared with its log).
+    pub fn with_notices(mut self, notices: Notices) -> Self {
+        self.notices = notices;
+        self
     }
 
     /// The file decisions are appended to, if any.
@@ -91,7 +99,10 @@ impl AuditLog {
         if let Err(e) = result {
             if !self.warned {
                 self.warned = true;
-                errln!("tdm: cannot append to the audit log {}: {e} (further errors are not shown)", path.display());
+                let notice = Notice::AuditUnwritable { path: path.clone(), error: e.to_string() };
+                if let Ok(mut held) = self.notices.lock() {
+                    held.push(notice);
+                }
             }
         }
     }

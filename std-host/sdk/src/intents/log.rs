@@ -1,13 +1,11 @@
-//! `log {level, message}`: one line `[plugin <id> <level>] <message>` on tdm's stderr, bounded
-//! in count and bytes per sandbox (past a bound the call fails and nothing is written). A
-//! nested `tool.invoke` logs against its caller's counters (`Log::shared`), so fan-out cannot
-//! multiply the bound. The line
-//! is escaped by `crate::terminal` like every other line tdm prints, so a plugin cannot forge
-//! extra lines or drive the terminal. The audit entry is written by core's audit callback, not
-//! here.
+//! `log {level, message}`: one [`Notice::Log`] (`[plugin <id> <level>] <message>` on tdm's
+//! stderr), bounded in count and bytes per sandbox (past a bound the call fails and nothing is
+//! kept). A nested `tool.invoke` logs against its caller's counters (`Log::shared`), so fan-out
+//! cannot multiply the bound. The line is data here; the front end escapes it like every other
+//! line it prints, so a plugin cannot forge extra lines or drive the terminal. The audit entry
+//! is written by core's audit callback, not here.
 
-use super::PluginIdentity;
-use crate::terminal;
+use super::{Notice, Notices, PluginIdentity};
 use contour_core::{BlockedReason, HostAnswer};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -76,8 +74,8 @@ pub struct Log {
     max_count: u32,
     max_bytes: u64,
     used: Arc<Mutex<LogUse>>,
-    /// Where lines go instead of stderr (tests, embedders).
-    sink: Option<Arc<Mutex<Vec<u8>>>>,
+    /// Where the lines shown collect until the front end takes them.
+    sink: Notices,
     /// The lowest level written.
     shown: LogLevel,
 }
@@ -91,7 +89,7 @@ impl Default for Log {
 impl Log {
     /// At most `max_count` messages and `max_bytes` bytes (of messages, as given).
     pub fn new(max_count: u32, max_bytes: u64) -> Self {
-        Self { max_count, max_bytes, used: Arc::default(), sink: None, shown: LogLevel::default() }
+        Self { max_count, max_bytes, used: Arc::default(), sink: Notices::default(), shown: LogLevel::default() }
     }
 
     /// A log for a nested sandbox: the same limits, the same counters, the same sink.
@@ -100,7 +98,7 @@ impl Log {
             max_count: self.max_count,
             max_bytes: self.max_bytes,
             used: Arc::clone(&self.used),
-            sink: self.sink.clone(),
+            sink: Arc::clone(&self.sink),
             shown: self.shown,
         }
     }
@@ -111,10 +109,15 @@ impl Log {
         self
     }
 
-    /// Writes lines into `sink` instead of stderr.
-    pub fn with_sink(mut self, sink: Arc<Mutex<Vec<u8>>>) -> Self {
-        self.sink = Some(sink);
+    /// Collects lines into `sink` (shared with whoever prints them).
+    pub fn with_sink(mut self, sink: Notices) -> Self {
+        self.sink = sink;
         self
+    }
+
+    /// Where this log's lines collect (the audit log of a nested tool reports there too).
+    pub fn notices(&self) -> Notices {
+        Arc::clone(&self.sink)
     }
 
     /// Messages and message bytes logged so far (by this sandbox and the tools it invoked).
@@ -127,7 +130,7 @@ impl Log {
         if !LEVELS.contains(&level) {
             return HostAnswer::failed(
                 BlockedReason::InvalidHostRequest,
-                format!("`log`: invalid level `{}`; use debug, info, warn or error.", terminal::escape(level)),
+                format!("`log`: invalid level `{}`; use debug, info, warn or error.", level.escape_debug()),
             );
         }
         let size = message.len() as u64;
@@ -149,17 +152,13 @@ impl Log {
         if !self.shown.shows(level) {
             return HostAnswer::ok(json!({ "logged": true }));
         }
-        let line = format!("[plugin {} {level}] {message}", identity.id);
-        let written = match &self.sink {
-            Some(sink) => match sink.lock() {
-                Ok(mut buffer) => terminal::write_line(&mut *buffer, &line),
-                Err(_) => Err(std::io::Error::other("the log sink is poisoned")),
-            },
-            None => terminal::write_line(&mut std::io::stderr().lock(), &line),
-        };
-        match written {
-            Ok(()) => HostAnswer::ok(json!({ "logged": true })),
-            Err(e) => HostAnswer::failed(BlockedReason::HostIntentFailed, format!("`log`: {e}.")),
+        let line = Notice::Log { id: identity.id.clone(), level: level.to_string(), message: message.to_string() };
+        match self.sink.lock() {
+            Ok(mut held) => {
+                held.push(line);
+                HostAnswer::ok(json!({ "logged": true }))
+            }
+            Err(_) => HostAnswer::failed(BlockedReason::HostIntentFailed, "`log`: the log sink is poisoned."),
         }
     }
 }
@@ -168,37 +167,40 @@ impl Log {
 mod tests {
     use super::*;
 
+    /// The lines of `sink` as the front end formats them (before escaping).
+    fn lines(sink: &Notices) -> String {
+        sink.lock().unwrap().iter().map(|notice| format!("{notice}\n")).collect()
+    }
+
     #[test]
-    fn escapes_controls_and_bounds() {
-        let sink = Arc::new(Mutex::new(Vec::new()));
+    fn keeps_the_message_as_data_and_bounds() {
+        let sink = Notices::default();
         let mut log = Log::new(2, 100).with_sink(sink.clone());
         let id = PluginIdentity { id: "p".into(), hash: "h".into() };
         assert!(log.log(&id, "info", "a\nb\u{1b}[2J\u{202e}").result.is_ok());
         assert!(log.log(&id, "loud", "x").result.is_err());
         assert!(log.log(&id, "warn", "second").result.is_ok());
         assert!(log.log(&id, "warn", "third").result.is_err());
-        let text = String::from_utf8(sink.lock().unwrap().clone()).unwrap();
-        assert_eq!(text, "[plugin p info] a\\u{a}b\\u{1b}[2J\\u{202e}\n[plugin p warn] second\n");
+        assert_eq!(lines(&sink), "[plugin p info] a\nb\u{1b}[2J\u{202e}\n[plugin p warn] second\n");
     }
 
     #[test]
     fn lines_below_the_shown_level_are_counted_not_written() {
-        let sink = Arc::new(Mutex::new(Vec::new()));
+        let sink = Notices::default();
         let mut log = Log::new(10, 100).with_sink(sink.clone()).showing(LogLevel::Warn);
         let id = PluginIdentity { id: "p".into(), hash: "h".into() };
         assert!(log.log(&id, "info", "quiet").result.is_ok());
         assert!(log.log(&id, "error", "loud").result.is_ok());
-        assert_eq!(String::from_utf8(sink.lock().unwrap().clone()).unwrap(), "[plugin p error] loud\n");
+        assert_eq!(lines(&sink), "[plugin p error] loud\n");
         assert_eq!(log.used(), (2, 9));
         let mut off = Log::new(10, 100).with_sink(sink.clone()).showing(LogLevel::Off);
         assert!(off.log(&id, "error", "never").result.is_ok());
-        assert!(!String::from_utf8(sink.lock().unwrap().clone()).unwrap().contains("never"));
+        assert!(!lines(&sink).contains("never"));
     }
 
     #[test]
     fn a_shared_log_spends_the_same_budget() {
-        let sink = Arc::new(Mutex::new(Vec::new()));
-        let mut caller = Log::new(3, 100).with_sink(sink);
+        let mut caller = Log::new(3, 100);
         let mut nested = caller.shared();
         let id = PluginIdentity { id: "p".into(), hash: "h".into() };
         assert!(caller.log(&id, "info", "one").result.is_ok());

@@ -12,6 +12,59 @@ pub mod tool;
 pub mod vault;
 
 use contour_core::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, Permissions};
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Something the host intents have to tell the operator while a plugin runs, as data: the
+/// front end decides where it goes and escapes it there (a plugin chose the text). Nothing in
+/// this crate writes to a terminal, and a host call never blocks on a full stderr pipe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// A plugin's `log` line, at or above the level shown.
+    Log {
+        /// The plugin's id.
+        id: String,
+        /// `debug`, `info`, `warn` or `error`.
+        level: String,
+        /// The message, as the plugin wrote it.
+        message: String,
+    },
+    /// The audit log could not be appended to (said once per log; the plugin goes on).
+    AuditUnwritable {
+        /// The audit file.
+        path: PathBuf,
+        /// Why.
+        error: String,
+    },
+}
+
+impl Notice {
+    /// Whether the text is the plugin's own (a `log` line) rather than the host's.
+    pub fn is_plugin_line(&self) -> bool {
+        matches!(self, Self::Log { .. })
+    }
+}
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Log { id, level, message } => write!(f, "[plugin {id} {level}] {message}"),
+            Self::AuditUnwritable { path, error } => {
+                write!(f, "cannot append to the audit log {}: {error} (further errors are not shown)", path.display())
+            }
+        }
+    }
+}
+
+/// Where notices collect until the front end takes them (shared by a sandbox's host intents
+/// and the tools they invoke).
+pub type Notices = Arc<Mutex<Vec<Notice>>>;
+
+/// Takes the notices collected so far, oldest first.
+pub fn take_notices(notices: &Notices) -> Vec<Notice> {
+    notices.lock().map(|mut held| std::mem::take(&mut *held)).unwrap_or_default()
+}
 
 /// Who is calling: the plugin's id and the sha256 of its module (hex), for the audit log.
 #[derive(Debug, Clone, PartialEq, Eq)]

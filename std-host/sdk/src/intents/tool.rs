@@ -181,7 +181,7 @@ impl Tools {
             vault: vault::Vault::default(),
             context: context::Context::default(),
             tools: self.nested(tool),
-            audit: audit::AuditLog::new(self.audit_path.clone()),
+            audit: audit::AuditLog::new(self.audit_path.clone()).with_notices(log.notices()),
             grants: grants.clone(),
         };
         let env = self.environment.environment(Duration::from_millis(timeout_ms));

@@ -1,12 +1,12 @@
-//! Why a session could not be opened or changed, and the failed outcome such an error is when
-//! it is one (a module refused at load, `not_approved`), with the hint its front end gives.
+//! Why a session could not be opened, changed or run, and the failed outcome such an error is
+//! when it is one (a module refused at load, `not_approved`).
 
-use crate::hints::{self, Front};
 use crate::limits::AboveApproval;
 use crate::module_file::{ModuleFileError, WatError};
 use crate::module_kind::OtherKind;
 use crate::workspace::WorkspaceError;
-use contour_core::{BlockedReason, Failure, Outcome};
+use contour_core::trace::TraceError;
+use contour_core::{BlockedReason, Failure};
 use std::fmt;
 
 /// Why a session could not be opened or changed.
@@ -31,6 +31,10 @@ pub enum SessionError {
     AboveApproval(AboveApproval),
     /// The workspace cannot be used (exit 2).
     Workspace(WorkspaceError),
+    /// A recording could not be started (exit 2).
+    Record(TraceError),
+    /// The plugin's instance could not be launched ([`super::Session::launch`]).
+    Launch(Failure),
 }
 
 impl fmt::Display for SessionError {
@@ -42,6 +46,8 @@ impl fmt::Display for SessionError {
             Self::Load { failure, .. } | Self::NotApproved(failure) => write!(f, "{}", failure.message()),
             Self::AboveApproval(e) => e.fmt(f),
             Self::Workspace(e) => e.fmt(f),
+            Self::Record(e) => e.fmt(f),
+            Self::Launch(failure) => write!(f, "{}", failure.message()),
         }
     }
 }
@@ -58,18 +64,36 @@ impl SessionError {
         }
     }
 
-    /// The failed outcome's JSON as printed at `front`, when this error is one.
-    pub fn outcome_json(&self, front: Front) -> Option<String> {
-        let failure = self.failure()?;
-        let other_kind = match self {
+    /// The kind of module it is when a plugin was expected and it is not one (for the hint).
+    pub fn other_kind(&self) -> Option<OtherKind> {
+        match self {
             Self::Load { other_kind, .. } => *other_kind,
             _ => None,
-        };
-        let wat = matches!(self, Self::Wat(_));
-        let context = hints::Context { at_load: true, other_kind, wat, ..hints::Context::default() };
-        Some(hints::outcome_json(&Outcome::from_failure(failure), front, context).into_owned())
+        }
     }
 }
+
+/// Why `:grant` did not add a permission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantError {
+    /// An installed plugin runs with its approved permissions.
+    Installed,
+    /// The permission does not parse (why).
+    Permission(String),
+}
+
+impl fmt::Display for GrantError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Installed => f.write_str(
+                ":grant works on a plugin file only; an installed plugin runs with its approved permissions",
+            ),
+            Self::Permission(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for GrantError {}
 
 impl From<ModuleFileError> for SessionError {
     fn from(e: ModuleFileError) -> Self {

@@ -1,15 +1,17 @@
 //! A session: one plugin and everything it runs with, put together in one place for every
-//! runner (`tdm run`, `call`, `repl`; `exec` takes its environment and output sink from here).
-//! It owns which environment the plugin sees (real clock or seeded, cancellable by Ctrl-C),
-//! which host intents answer it and where their data comes from, its grants, the limits it runs
-//! under (never above an installed plugin's approval), the intents it declares (and, for an
-//! installed plugin, the refusal of any other), and where its output goes (escaped for the
-//! terminal). Core's `Environment` and `HostIntents` meet the front end here and nowhere else.
+//! runner (`tdm run`, `call`, `repl`, the benches, an embedder; `exec` takes its environment and
+//! output sink from here). It owns which environment the plugin sees (real clock or seeded,
+//! cancellable by Ctrl-C), which host intents answer it and where their data comes from, its
+//! grants, the limits it runs under (never above an installed plugin's approval), the intents
+//! it declares (and, for an installed plugin, the refusal of any other), and its sandbox. One
+//! call, [`Session::run`], takes a request end to end: the approval check, the intent (recorded
+//! when a recording runs), its figures and what the host intents noticed; the audit log is
+//! written by core's callback on the way. Core's `Environment` and `HostIntents` meet the front
+//! end here and nowhere else.
 
 use crate::declared::Declared;
 use crate::environment::{Cancel, EnvironmentChoice};
 use crate::files::FileKind;
-use crate::hints::Front;
 use crate::intents::audit::AuditLog;
 use crate::intents::context::Context;
 use crate::intents::dist::Dist;
@@ -17,20 +19,19 @@ use crate::intents::log::{Log, LogLevel};
 use crate::intents::net::Net;
 use crate::intents::tool::{sha256_hex, Tools};
 use crate::intents::vault::Vault;
-use crate::intents::{PluginIdentity, StdIntents};
+use crate::intents::{take_notices, Notices, PluginIdentity, StdIntents};
 use crate::limits::Limits;
 use crate::module_file::read_module_within;
 use crate::operator::{self, LaunchError};
 use crate::package::Manifest;
-use crate::terminal::textln;
 use crate::workspace::{workspace_dir, InstalledPlugin, Workspace, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
+use contour_core::trace::{Trace, TraceError};
 use contour_core::{
-    BlockedReason, Compilation, Environment, Failure, IntentReport, Outcome, Permission, Permissions, Plugin, Policy,
-    Sandbox,
+    BlockedReason, Compilation, Environment, Failure, Permission, Permissions, Plugin, Policy, Sandbox,
 };
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod command;
@@ -38,8 +39,8 @@ mod error;
 mod ran;
 
 pub use command::{command_environment, CommandOutput};
-pub use error::SessionError;
-pub use ran::{raw_method, Ran, Request};
+pub use error::{GrantError, SessionError};
+pub use ran::{raw_method, RawRequestError, Request, RunReport};
 
 /// The byte cap of one `dist.read` answer.
 pub const DIST_MAX_BYTES: u64 = 1024 * 1024;
@@ -123,9 +124,16 @@ pub struct Session {
     options: SessionOptions,
     dist: Option<PathBuf>,
     declared: Declared,
-    /// The plugin's `log` lines (escaped) since they were last written out: a host call never
-    /// writes to tdm's stderr itself, which could block on a full pipe past the deadline.
-    log_lines: Arc<Mutex<Vec<u8>>>,
+    /// What the host intents noticed since the last run (the plugin's `log` lines, an audit
+    /// write error): a host call never writes to tdm's stderr itself, which could block on a
+    /// full pipe past the deadline; [`RunReport::notices`] hands them to the front end.
+    notices: Notices,
+    /// The sandbox the intents run in: made on first use, and made again after the plugin, its
+    /// grants or its limits changed ([`Session::is_stale`]); the old one is kept until then so a
+    /// recording on it can still be stopped and written.
+    sandbox: Option<Sandbox>,
+    /// The sandbox was made for a plugin, grants or limits the session no longer has.
+    stale: bool,
 }
 
 /// A plugin's id for a module file: its file name without extension.
@@ -172,7 +180,9 @@ impl Session {
             options,
             dist,
             declared,
-            log_lines: Arc::default(),
+            notices: Notices::default(),
+            sandbox: None,
+            stale: false,
         };
         session.check_host_files()?;
         Ok(session)
@@ -216,7 +226,9 @@ impl Session {
             options,
             dist: Some(package.dir.join("dist")).filter(|d| d.is_dir()),
             declared: Declared::Manifest(package.manifest.intents.clone()),
-            log_lines: Arc::default(),
+            notices: Notices::default(),
+            sandbox: None,
+            stale: false,
         };
         session.check_host_files()?;
         Ok(session)
@@ -238,22 +250,15 @@ impl Session {
             options,
             dist: None,
             declared,
-            log_lines: Arc::default(),
+            notices: Notices::default(),
+            sandbox: None,
+            stale: false,
         })
     }
 
     /// Whether this is an installed plugin (runs within its approval).
     pub fn is_installed(&self) -> bool {
         matches!(self.origin, Origin::Installed { .. })
-    }
-
-    /// The front end a hint may name knobs of, for a REPL on this session.
-    pub fn repl_front(&self) -> Front {
-        if self.is_installed() {
-            Front::ReplInstalled
-        } else {
-            Front::ReplFile
-        }
     }
 
     /// The policy the plugin runs under.
@@ -281,9 +286,15 @@ impl Session {
         self.environment.cancel.as_ref()
     }
 
-    /// Whether the plugin's captured output is forwarded.
+    /// Whether the plugin's captured output is to be forwarded (`false` with `-q`).
     pub fn quiet(&self) -> bool {
         self.options.quiet
+    }
+
+    /// Whether the sandbox in hand was made for a plugin, grants or limits the session no
+    /// longer has (the next intent starts a fresh one).
+    pub fn is_stale(&self) -> bool {
+        self.stale
     }
 
     /// A new environment for one sandbox.
@@ -335,19 +346,37 @@ impl Session {
             dist: Dist::new(self.dist.clone(), DIST_MAX_BYTES),
             log: Log::new(LOG_MAX_COUNT, LOG_MAX_BYTES)
                 .showing(self.options.log_level)
-                .with_sink(Arc::clone(&self.log_lines)),
+                .with_sink(Arc::clone(&self.notices)),
             net: Net::new(NET_MAX_BODY_BYTES),
             vault: Vault::load(vault_path.as_deref()).map_err(SessionError::Usage)?,
             context: Context::load(context_path.as_deref()).map_err(SessionError::Usage)?,
-            audit: AuditLog::new(Some(audit_path)),
+            audit: AuditLog::new(Some(audit_path)).with_notices(Arc::clone(&self.notices)),
             grants: self.grants.clone(),
         })
     }
 
     /// A new sandbox: a fresh environment, the host intents for the current grants.
-    pub fn sandbox(&self) -> Result<Sandbox, SessionError> {
+    fn new_sandbox(&self) -> Result<Sandbox, SessionError> {
         let host = self.host_intents()?;
         Ok(Sandbox::new(Arc::clone(&self.plugin), self.environment()).with_host(Box::new(host), self.grants.clone()))
+    }
+
+    /// Takes the sandbox the next intent runs in (made when there is none or it is stale); the
+    /// caller puts it back. When none can be made, the one held stays.
+    fn take_sandbox(&mut self) -> Result<Sandbox, SessionError> {
+        match self.sandbox.take() {
+            Some(sandbox) if !self.stale => Ok(sandbox),
+            held => match self.new_sandbox() {
+                Ok(made) => {
+                    self.stale = false;
+                    Ok(made)
+                }
+                Err(e) => {
+                    self.sandbox = held;
+                    Err(e)
+                }
+            },
+        }
     }
 
     /// Where a trace of this session, written to `trace`, says its module came from: the
@@ -360,10 +389,37 @@ impl Session {
         }
     }
 
-    /// Starts recording what runs in `sandbox` (its live instance is discarded first), for a
-    /// trace to be written to `trace`: the trace names the module bytes this session loaded.
-    pub fn start_recording(&self, sandbox: &mut Sandbox, trace: &Path) -> Result<(), contour_core::trace::TraceError> {
-        sandbox.start_recording(&self.bytes, &self.trace_label(trace))
+    /// Starts recording the intents that follow (from a fresh instance: the live one is
+    /// discarded first), for a trace to be written to `trace`: the trace names the module bytes
+    /// this session loaded.
+    pub fn start_recording(&mut self, trace: &Path) -> Result<(), SessionError> {
+        let mut sandbox = self.take_sandbox()?;
+        let started = sandbox.start_recording(&self.bytes, &self.trace_label(trace));
+        self.sandbox = Some(sandbox);
+        started.map_err(SessionError::Record)
+    }
+
+    /// Stops a recording and hands over its trace (`None`: nothing was being recorded). A
+    /// recording survives a change of plugin, grants or limits until this is called: the
+    /// trace holds what ran before the change.
+    pub fn stop_recording(&mut self) -> Option<Result<Trace, TraceError>> {
+        self.sandbox.as_mut().and_then(Sandbox::stop_recording)
+    }
+
+    /// Launches the plugin's instance now, which the first intent would otherwise do: for an
+    /// embedder that wants a launch failure before any request, and the launch benches.
+    pub fn launch(&mut self) -> Result<(), SessionError> {
+        let mut sandbox = self.take_sandbox()?;
+        let launched = sandbox.launch().map(drop);
+        self.sandbox = Some(sandbox);
+        launched.map_err(SessionError::Launch)
+    }
+
+    /// Discards the live instance: the next intent starts a fresh one.
+    pub fn discard_instance(&mut self) {
+        if let Some(sandbox) = self.sandbox.as_mut() {
+            sandbox.discard();
+        }
     }
 
     /// Why `method` may not run, when it may not: an installed plugin runs only the intents
@@ -412,9 +468,13 @@ impl Session {
         })
     }
 
-    /// Runs one request in `sandbox` (refusing an undeclared intent of an installed plugin,
-    /// and one whose approval was withdrawn meanwhile, without running anything). A Ctrl-C while it runs, or before it started, cancels it.
-    pub fn run(&self, sandbox: &mut Sandbox, request: &Request) -> Ran {
+    /// Runs one request end to end: an installed plugin's undeclared intent, or one whose
+    /// approval was withdrawn meanwhile, is refused without running anything; otherwise the
+    /// intent runs in the session's sandbox (recorded when a recording runs; the audit log is
+    /// appended by core's callback). A Ctrl-C while it runs, or before it started, cancels it.
+    /// A failed intent is a report too; an error means the sandbox could not be made (a vault
+    /// or context file that no longer reads).
+    pub fn run(&mut self, request: &Request) -> Result<RunReport, SessionError> {
         let undeclared = match request.method() {
             Some(method) => self.refusal(&method),
             None if self.is_installed() => self.refusal(""),
@@ -422,26 +482,9 @@ impl Session {
         };
         let is_undeclared = undeclared.is_some();
         if let Some(failure) = undeclared.or_else(|| self.withdrawn()) {
-            let report = IntentReport {
-                outcome: Outcome::from_failure(failure),
-                fuel_used: 0,
-                launch_fuel: 0,
-                peak_memory_bytes: 0,
-                host_calls: 0,
-                host_bytes: 0,
-                stdout: Vec::new(),
-                stderr: Vec::new(),
-                output_dropped: 0,
-            };
-            return Ran {
-                report,
-                elapsed: Duration::ZERO,
-                cancelled: false,
-                discarded: false,
-                launch_fuel: 0,
-                undeclared: is_undeclared,
-            };
+            return Ok(RunReport::refused(failure, is_undeclared));
         }
+        let mut sandbox = self.take_sandbox()?;
         // A cancel already set (a SIGINT while `tdm run` loaded the module) stops the intent at
         // its first deadline check; the REPL clears the flag before each entry.
         let started = Instant::now();
@@ -450,35 +493,20 @@ impl Session {
             Request::Raw(text) => sandbox.execute_request(text.as_bytes()),
         };
         let elapsed = started.elapsed();
+        let discarded = !sandbox.is_live();
+        self.sandbox = Some(sandbox);
         let cancelled = self.cancel().is_some_and(Cancel::clear)
             && report.outcome.blocked_reason() == Some(BlockedReason::DeadlineExceeded.as_str());
         let launch_fuel = report.launch_fuel;
-        Ran { discarded: !sandbox.is_live(), report, elapsed, cancelled, launch_fuel, undeclared: false }
+        let notices = take_notices(&self.notices);
+        Ok(RunReport { discarded, report, elapsed, cancelled, launch_fuel, undeclared: false, notices })
     }
 
-    /// Forwards what the plugin said during the intent to `err`: its `log` lines (held while
-    /// it ran), then its captured output, each line marked as the plugin's and escaped (a
-    /// plugin's bytes never reach the terminal raw); the captured output not with `-q`.
-    pub fn write_plugin_output(&self, report: &IntentReport, err: &mut dyn Write) -> io::Result<()> {
-        let logged = self.log_lines.lock().map(|mut lines| std::mem::take(&mut *lines)).unwrap_or_default();
-        err.write_all(&logged)?;
-        if self.options.quiet {
-            return Ok(());
-        }
-        for (stream, bytes) in [("stdout", &report.stdout), ("stderr", &report.stderr)] {
-            for line in String::from_utf8_lossy(bytes).lines() {
-                textln!(err, "[plugin {stream}] {line}")?;
-            }
-        }
-        if report.output_dropped > 0 {
-            textln!(err, "[plugin] {} bytes of output dropped (capture limit)", report.output_dropped)?;
-        }
-        Ok(())
-    }
-
-    /// Reloads the module under `policy` (from the bytes already read).
+    /// Reloads the module under `policy` (from the bytes already read); the next intent
+    /// starts a fresh sandbox.
     fn reload_with(&mut self, policy: Policy) -> Result<(), SessionError> {
         self.plugin = Arc::new(load(&self.bytes, policy)?);
+        self.stale = true;
         Ok(())
     }
 
@@ -499,20 +527,21 @@ impl Session {
         self.reload_with(policy)
     }
 
-    /// Adds a permission (module files only); the confirmation, or why it was refused.
-    pub fn grant(&mut self, text: &str) -> Result<String, String> {
+    /// Adds a permission (module files only); the confirmation, or why it was refused. A new
+    /// permission makes the next intent start a fresh sandbox.
+    pub fn grant(&mut self, text: &str) -> Result<String, GrantError> {
         if self.is_installed() {
-            return Err(
-                ":grant works on a plugin file only; an installed plugin runs with its approved permissions".into()
-            );
+            return Err(GrantError::Installed);
         }
-        let permission = Permission::parse(text).map_err(|e| e.to_string())?;
+        let permission = Permission::parse(text).map_err(|e| GrantError::Permission(e.to_string()))?;
         if self.grants.contains(&permission) {
             return Ok(format!("{permission} is already granted"));
         }
         let mut all: Vec<String> = self.grants.iter().map(ToString::to_string).collect();
         all.push(permission.to_string());
-        self.grants = Permissions::parse_all(all.iter().map(String::as_str)).map_err(|e| e.to_string())?;
+        self.grants = Permissions::parse_all(all.iter().map(String::as_str))
+            .map_err(|e| GrantError::Permission(e.to_string()))?;
+        self.stale = true;
         let now: Vec<String> = self.grants.iter().map(ToString::to_string).collect();
         Ok(format!("granted {permission} (now: {})", now.join(", ")))
     }
@@ -538,7 +567,11 @@ impl Session {
             }
         };
         let changed = reopened.identity.hash != self.identity.hash;
+        // The old sandbox stays until the next intent, so a recording on it can be written.
+        let held = self.sandbox.take();
         *self = reopened;
+        self.sandbox = held;
+        self.stale = true;
         Ok(changed)
     }
 }

@@ -1,10 +1,12 @@
 //! One run of a session: what is asked (an intent or a raw request) and what came back, with
-//! the figures `--stats` and the REPL print.
+//! the figures `--stats` and the REPL print and what the host intents noticed on the way.
 
-use crate::hints::{self, Front};
+use crate::intents::Notice;
 use crate::params::Params;
-use contour_core::IntentReport;
+use crate::workspace::{now_ms, LastCall};
+use contour_core::{Failure, IntentReport};
 use serde_json::{json, Value};
+use std::fmt;
 use std::time::Duration;
 
 /// What to run: an intent with params, or a raw JSON-RPC request sent as it is.
@@ -32,12 +34,41 @@ impl Request {
     }
 }
 
+/// Why a raw JSON-RPC request has no `method` that can be trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawRequestError {
+    /// Not JSON at all (serde_json's reason).
+    NotJson(String),
+    /// JSON, but not an object (serde_json's reason, when it has one).
+    NotObject(Option<String>),
+    /// A top-level member named twice (its name, shortened).
+    Repeated(String),
+    /// No string `method` member.
+    NoMethod,
+}
+
+impl fmt::Display for RawRequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotJson(why) => write!(f, "it is not JSON: {why}"),
+            Self::NotObject(None) => f.write_str("it is not a JSON object"),
+            Self::NotObject(Some(why)) => write!(f, "it is not a JSON object: {why}"),
+            Self::Repeated(name) => {
+                write!(f, "it names `{name}` twice: readers differ on which counts, so it is not sent")
+            }
+            Self::NoMethod => f.write_str("it has no string `method`"),
+        }
+    }
+}
+
+impl std::error::Error for RawRequestError {}
+
 /// The `method` of a raw JSON-RPC request sent as it is, or why it has none that can be
 /// trusted: not a JSON object, no string `method`, or a top-level member named twice (in any
 /// spelling, `"metho\u0064"` too). Readers differ on which copy of a repeated member counts
 /// (serde_json takes the last, the SDKs' scanners the first), so a request naming `method`
 /// twice could be checked as one intent and run as another.
-pub fn raw_method(text: &str) -> Result<String, String> {
+pub fn raw_method(text: &str) -> Result<String, RawRequestError> {
     use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
     struct Keys;
     impl<'de> Visitor<'de> for Keys {
@@ -54,29 +85,23 @@ pub fn raw_method(text: &str) -> Result<String, String> {
             Ok(keys)
         }
     }
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("it is not JSON: {e}"))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| RawRequestError::NotJson(e.to_string()))?;
     if !value.is_object() {
-        return Err("it is not a JSON object".into());
+        return Err(RawRequestError::NotObject(None));
     }
     let mut reader = serde_json::Deserializer::from_str(text);
-    let mut keys = reader.deserialize_map(Keys).map_err(|e| format!("it is not a JSON object: {e}"))?;
+    let mut keys = reader.deserialize_map(Keys).map_err(|e| RawRequestError::NotObject(Some(e.to_string())))?;
     keys.sort_unstable();
     if let Some(twice) = keys.windows(2).find(|pair| pair[0] == pair[1]) {
-        return Err(format!(
-            "it names `{}` twice: readers differ on which counts, so it is not sent",
-            crate::files::truncated(&twice[0], 64)
-        ));
+        return Err(RawRequestError::Repeated(crate::files::truncated(&twice[0], 64)));
     }
-    value
-        .get("method")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| "it has no string `method`".to_string())
+    value.get("method").and_then(Value::as_str).map(str::to_string).ok_or(RawRequestError::NoMethod)
 }
 
-/// One intent run: the report, the time it took, and whether Ctrl-C cancelled it.
+/// One intent run: the report, the time it took, whether Ctrl-C cancelled it, and what the
+/// host intents noticed while it ran.
 #[derive(Debug)]
-pub struct Ran {
+pub struct RunReport {
     /// What core reported.
     pub report: IntentReport,
     /// Wall time, launch included.
@@ -89,14 +114,39 @@ pub struct Ran {
     pub launch_fuel: u64,
     /// The intent was refused before it ran: an installed plugin's undeclared intent.
     pub undeclared: bool,
+    /// The plugin's `log` lines and the host's notices, in order (text the plugin chose: escape
+    /// it before a terminal).
+    pub notices: Vec<Notice>,
 }
 
-impl Ran {
-    /// The outcome's JSON as printed at `front`.
-    pub fn outcome_json(&self, front: Front) -> String {
-        let context =
-            hints::Context { cancelled: self.cancelled, undeclared: self.undeclared, ..hints::Context::default() };
-        hints::outcome_json(&self.report.outcome, front, context).into_owned()
+impl RunReport {
+    /// An intent refused before anything ran (`undeclared`: because its plugin.toml does not
+    /// declare it).
+    pub fn refused(failure: Failure, undeclared: bool) -> Self {
+        Self {
+            report: IntentReport::failed(failure, 0),
+            elapsed: Duration::ZERO,
+            cancelled: false,
+            discarded: false,
+            launch_fuel: 0,
+            undeclared,
+            notices: Vec::new(),
+        }
+    }
+
+    /// What the workspace keeps of an installed plugin's run of `method` (`tdm workspace
+    /// status` shows it).
+    pub fn last_call(&self, method: &str) -> LastCall {
+        let outcome = &self.report.outcome;
+        LastCall {
+            method: method.to_string(),
+            status: if outcome.is_completed() { "completed" } else { "failed" }.to_string(),
+            blocked_reason: outcome.blocked_reason().map(str::to_string),
+            fuel_used: self.report.fuel_used,
+            peak_memory_bytes: self.report.peak_memory_bytes,
+            duration_us: u64::try_from(self.elapsed.as_micros()).unwrap_or(u64::MAX),
+            at_ms: now_ms(),
+        }
     }
 
     /// The figures (`--stats`) as one JSON object.

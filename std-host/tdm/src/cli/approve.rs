@@ -5,15 +5,15 @@
 use super::args::{GlobalArgs, JsonArg, WorkspaceArg};
 use super::report::CliError;
 use crate::exit::{EXIT_COMPLETED, EXIT_FAILED};
-use crate::limits::format_size;
-use crate::operator::{self, OperatorError};
 use crate::table::Table;
 use crate::terminal::{self, outln};
-use crate::workspace::{workspace_dir, Workspace};
 use clap::Args;
 use contour_core::Policy;
 use serde_json::json;
 use std::io::IsTerminal;
+use tdm_sdk::limits::format_size;
+use tdm_sdk::operator::{self, OperatorError};
+use tdm_sdk::workspace::{workspace_dir, Workspace};
 
 /// `tdm approve`'s flags.
 #[derive(Debug, Args)]

@@ -2,13 +2,13 @@
 //! every subcommand agree): the workspace, the limit flags, the host's data files, the params.
 //! A subcommand flattens the groups it takes; adding a flag to a group adds it everywhere.
 
-use crate::intents::log::LogLevel;
-use crate::limits::{self, Limits};
-use crate::params::ParamsSource;
-use crate::session::HostFiles;
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
+use tdm_sdk::intents::log::LogLevel;
+use tdm_sdk::limits::{self, Limits};
+use tdm_sdk::params::ParamsSource;
+use tdm_sdk::session::{HostFiles, SessionOptions};
 
 /// `--workspace DIR`.
 #[derive(Debug, Clone, Args)]
@@ -50,6 +50,19 @@ impl LimitArgs {
     /// The limits asked for.
     pub fn limits(&self) -> Limits {
         Limits { fuel: self.fuel, timeout: self.timeout, max_memory: self.max_memory }
+    }
+
+    /// The session options these flags, `--seed` and the global flags ask for: the one
+    /// conversion from flags to library options every runner (run, call, repl) makes. What only
+    /// some runners have (`--grant`, the host's files, a cancel flag) is set on top.
+    pub fn session_options(&self, seed: &SeedArg, global: &GlobalArgs) -> SessionOptions {
+        SessionOptions {
+            limits: self.limits(),
+            seed: seed.seed,
+            log_level: global.shown_log_level(),
+            quiet: global.quiet,
+            ..SessionOptions::default()
+        }
     }
 }
 

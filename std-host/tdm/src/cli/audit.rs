@@ -4,12 +4,12 @@
 use super::args::{GlobalArgs, JsonArg, WorkspaceArg};
 use super::report::CliError;
 use crate::exit::EXIT_COMPLETED;
-use crate::intents::audit::visit_entries;
 use crate::terminal::{self, outln};
-use crate::workspace::{workspace_dir, AUDIT_FILE};
 use clap::Args;
 use serde_json::Value;
 use std::path::PathBuf;
+use tdm_sdk::intents::audit::visit_entries;
+use tdm_sdk::workspace::{workspace_dir, AUDIT_FILE};
 use unicode_width::UnicodeWidthStr;
 
 /// `tdm audit`'s flags.

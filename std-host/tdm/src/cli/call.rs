@@ -5,15 +5,15 @@
 use super::args::{GlobalArgs, JsonArg, LimitArgs, ParamsArg, RecordArg, SeedArg, WorkspaceArg};
 use super::misread;
 use super::report::{self, CliError};
-use super::run::{refused_at_load, sigint_cancel};
+use super::run::{one_intent, refused_at_load, sigint_cancel, OneIntent};
 use crate::hints::Front;
-use crate::operator;
-use crate::params;
-use crate::session::{HostFiles, Request, Session, SessionError, SessionOptions};
 use crate::terminal::errln;
-use crate::workspace::{now_ms, workspace_dir, LastCall, Workspace, WorkspaceError};
 use clap::Args;
 use contour_core::policy::DEFAULT_MAX_REQUEST_BYTES;
+use tdm_sdk::operator;
+use tdm_sdk::params;
+use tdm_sdk::session::{Request, Session, SessionError, SessionOptions};
+use tdm_sdk::workspace::{workspace_dir, Workspace, WorkspaceError};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -61,16 +61,8 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     }
     let params = params::read(&args.params.source(), u64::from(DEFAULT_MAX_REQUEST_BYTES), std::io::stdin().lock())
         .map_err(|e| CliError::usage(e.to_string()))?;
-    let options = SessionOptions {
-        limits: args.limits.limits(),
-        seed: args.seed.seed,
-        cancel: sigint_cancel(),
-        grants: Vec::new(),
-        host: HostFiles::default(),
-        log_level: global.shown_log_level(),
-        quiet: global.quiet,
-    };
-    let session = match Session::open_installed(&workspace, &args.id, options) {
+    let options = SessionOptions { cancel: sigint_cancel(), ..args.limits.session_options(&args.seed, global) };
+    let mut session = match Session::open_installed(&workspace, &args.id, options) {
         Ok(session) => session,
         Err(e) => {
             if let SessionError::Workspace(WorkspaceError::NotInstalled(_)) = e {
@@ -79,26 +71,10 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
             return refused_at_load(e, Front::Call);
         }
     };
-    let mut sandbox = session.sandbox()?;
-    report::start_recording(&session, &mut sandbox, args.record.record.as_deref())?;
-    let ran = session.run(&mut sandbox, &Request::Intent { method: args.method.clone(), params });
-    let _ = session.write_plugin_output(&ran.report, &mut std::io::stderr().lock());
-    if args.limits.stats {
-        report::print_stats(&ran, args.json.json);
-    }
-    let outcome = &ran.report.outcome;
-    let last = LastCall {
-        method: args.method.clone(),
-        status: if outcome.is_completed() { "completed" } else { "failed" }.to_string(),
-        blocked_reason: outcome.blocked_reason().map(str::to_string),
-        fuel_used: ran.report.fuel_used,
-        peak_memory_bytes: ran.report.peak_memory_bytes,
-        duration_us: u64::try_from(ran.elapsed.as_micros()).unwrap_or(u64::MAX),
-        at_ms: now_ms(),
-    };
-    if let Err(e) = operator::record_last_call(&workspace, &args.id, last) {
-        errln!("tdm: could not record the call in the workspace: {e}");
-    }
-    let code = report::print_outcome(&ran.outcome_json(Front::Call), outcome.is_completed());
-    Ok(report::finish_recording(&mut sandbox, args.record.record.as_deref(), args.json.json).unwrap_or(code))
+    let how = OneIntent::new(Front::Call, &args.record, &args.limits, args.json);
+    one_intent(&mut session, Request::Intent { method: args.method.clone(), params }, &how, |ran| {
+        if let Err(e) = operator::record_last_call(&workspace, &args.id, ran.last_call(&args.method)) {
+            errln!("tdm: could not record the call in the workspace: {e}");
+        }
+    })
 }

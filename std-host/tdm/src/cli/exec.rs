@@ -6,20 +6,20 @@
 
 use super::args::{parse_env, GlobalArgs, JsonArg, LimitArgs, SeedArg};
 use super::report::CliError;
-use crate::command::{command_policy, stats_line};
-use crate::dirfs::DirFs;
-use crate::environment::Cancel;
 use crate::exit::{EXIT_EXEC_CANCELLED, EXIT_EXEC_LIMIT, EXIT_EXEC_REJECTED, EXIT_EXEC_TRAP, EXIT_FAILED};
 use crate::hints::{command_message, recovery_hint, Context, Front};
-use crate::module_file::{read_module_within, ModuleFileError};
-use crate::session::{command_environment, CommandOutput};
-use crate::stdio::{stdio_kinds, StdinReader};
 use crate::terminal::{self, errln};
 use clap::Args;
 use contour_core::{run_command, BlockedReason, CommandExit, Failure, Plugin, Profile, WasiConfig};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::Instant;
+use tdm_sdk::command::{command_policy, stats_line};
+use tdm_sdk::dirfs::DirFs;
+use tdm_sdk::environment::Cancel;
+use tdm_sdk::module_file::{read_module_within, ModuleFileError};
+use tdm_sdk::session::{command_environment, CommandOutput};
+use tdm_sdk::stdio::{stdio_kinds, StdinReader};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -167,7 +167,7 @@ fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, CliError> {
 }
 
 fn exec(args: &ExecArgs) -> Result<u8, CliError> {
-    // A command's default fuel lets real programs run to the deadline (std-host/src/command.rs).
+    // A command's default fuel lets real programs run to the deadline (std-host/sdk/src/command.rs).
     let limits = args.limits.limits();
     let base = command_policy(limits.fuel, limits.timeout);
     let policy = limits.apply(&base);
@@ -191,7 +191,7 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     let plugin = match Plugin::load_as(&bytes, policy, Profile::Command) {
         Ok(plugin) => plugin,
         Err(failure) => {
-            let hint = crate::module_kind::is_plugin(&bytes).then(|| {
+            let hint = tdm_sdk::module_kind::is_plugin(&bytes).then(|| {
                 format!(
                     "{} is a plugin, not a WASI command (it exports tdm_plugin_execute_intent, not _start): \
                      run one of its intents with `tdm run {} METHOD`",

@@ -4,14 +4,14 @@
 use super::args::{GlobalArgs, JsonArg};
 use super::report::CliError;
 use crate::exit::EXIT_COMPLETED;
-use crate::operator::OperatorError;
-use crate::package::{Hub, HubEntry, IntentInfo, Manifest};
 use crate::table::Table;
 use crate::terminal::{self, outln};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use tdm_sdk::operator::OperatorError;
+use tdm_sdk::package::{Hub, HubEntry, IntentInfo, Manifest};
 
 /// `tdm hub`'s subcommands.
 #[derive(Debug, Args)]

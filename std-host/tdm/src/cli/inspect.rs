@@ -5,10 +5,7 @@
 
 use super::args::{GlobalArgs, JsonArg};
 use super::report::CliError;
-use crate::command::{inspect_module, ModuleKind};
-use crate::declared::Declared;
 use crate::exit::{EXIT_COMPLETED, EXIT_FAILED};
-use crate::module_file::{read_module, ModuleFileError, WatError};
 use crate::table::Table;
 use crate::terminal::{self, errln, outln};
 use clap::Args;
@@ -16,6 +13,9 @@ use contour_core::check::{ImportVerdict, Inspection};
 use contour_core::{BlockedReason, Failure, Policy};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
+use tdm_sdk::command::{inspect_module, ModuleKind};
+use tdm_sdk::declared::Declared;
+use tdm_sdk::module_file::{read_module, ModuleFileError, WatError};
 
 const EXAMPLES: &str = "\
 Examples:

@@ -5,13 +5,13 @@ use super::args::{GlobalArgs, JsonArg, WorkspaceArg};
 use super::misread;
 use super::report::CliError;
 use crate::exit::EXIT_COMPLETED;
-use crate::operator::{self, Source};
-use crate::package::PackageError;
 use crate::terminal::{self, outln};
-use crate::workspace::{workspace_dir, Workspace};
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
+use tdm_sdk::operator::{self, Source};
+use tdm_sdk::package::PackageError;
+use tdm_sdk::workspace::{workspace_dir, Workspace};
 
 const EXAMPLES: &str = "\
 Examples:

@@ -2,9 +2,9 @@
 //! given where an installed plugin's id goes (and the reverse), a hub id given to `install`
 //! without `--hub`. Each answer names the command to run instead.
 
-use crate::package::valid_id;
-use crate::workspace::{workspace_dir, Workspace};
 use std::path::Path;
+use tdm_sdk::package::valid_id;
+use tdm_sdk::workspace::{workspace_dir, Workspace};
 
 /// What a `PLUGIN|ID` argument names.
 #[derive(Debug, Clone, PartialEq, Eq)]

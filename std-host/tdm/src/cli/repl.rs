@@ -5,13 +5,13 @@ use super::args::{GlobalArgs, HostArgs, LimitArgs, SeedArg};
 use super::misread::{self, Target};
 use super::report::CliError;
 use super::run::refused_at_load;
-use crate::environment::Cancel;
 use crate::hints::Front;
-use crate::session::{Session, SessionError, SessionOptions};
 use crate::terminal::errln;
-use crate::workspace::{workspace_dir, Workspace, WorkspaceError};
 use clap::Args;
 use std::path::Path;
+use tdm_sdk::environment::Cancel;
+use tdm_sdk::session::{Session, SessionError, SessionOptions};
+use tdm_sdk::workspace::{workspace_dir, Workspace, WorkspaceError};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -48,13 +48,10 @@ pub fn main(args: &ReplArgs, global: &GlobalArgs) -> u8 {
 fn repl(args: &ReplArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     let workspace_flag = args.host.ws.workspace.as_deref();
     let options = SessionOptions {
-        limits: args.limits.limits(),
-        seed: args.seed.seed,
         cancel: Some(Cancel::new()),
         grants: args.grants.clone(),
         host: args.host.files(),
-        log_level: global.shown_log_level(),
-        quiet: global.quiet,
+        ..args.limits.session_options(&args.seed, global)
     };
     let opened = match misread::target(workspace_flag, &args.target) {
         Target::File => Session::open_file(Path::new(&args.target), options).map(|s| (s, Front::ReplFile)),

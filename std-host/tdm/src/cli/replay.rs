@@ -8,10 +8,7 @@
 use super::args::{GlobalArgs, JsonArg, WorkspaceArg};
 use super::report::CliError;
 use crate::exit::{EXIT_COMPLETED, EXIT_FAILED};
-use crate::limits;
 use crate::terminal::{self, outln};
-use crate::traces::{self, TraceFileError};
-use crate::workspace::workspace_dir;
 use clap::Args;
 use contour_core::trace::{hex, TraceError};
 use contour_core::PolicyError;
@@ -20,6 +17,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
+use tdm_sdk::limits;
+use tdm_sdk::traces::{self, TraceFileError};
+use tdm_sdk::workspace::workspace_dir;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -3,15 +3,15 @@
 //! line goes through [`crate::terminal`].
 
 use crate::exit::{EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE};
-use crate::files::FileError;
-use crate::module_file::WatError;
-use crate::operator::OperatorError;
-use crate::package::PackageError;
-use crate::package_copy::CopyError;
-use crate::session::{Ran, SessionError};
 use crate::terminal::{self, errln};
-use crate::workspace::WorkspaceError;
 use serde_json::{json, Value};
+use tdm_sdk::files::FileError;
+use tdm_sdk::module_file::WatError;
+use tdm_sdk::operator::OperatorError;
+use tdm_sdk::package::PackageError;
+use tdm_sdk::package_copy::CopyError;
+use tdm_sdk::session::{RunReport, Session, SessionError};
+use tdm_sdk::workspace::WorkspaceError;
 
 /// What kind of failure ended a subcommand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,13 +167,13 @@ impl From<OperatorError> for CliError {
     }
 }
 
-/// Checks the `--record` path before the plugin runs ([`crate::traces::check_trace_path`]), so
+/// Checks the `--record` path before the plugin runs ([`tdm_sdk::traces::check_trace_path`]), so
 /// a path that cannot be written is the command's one error, not a second document after the
 /// outcome.
 pub fn check_record(record: Option<&std::path::Path>) -> Result<(), CliError> {
     match record {
         // A path that cannot be written is a flag given wrong, as a file that is not there is.
-        Some(path) => crate::traces::check_trace_path(path).map_err(|e| {
+        Some(path) => tdm_sdk::traces::check_trace_path(path).map_err(|e| {
             CliError::usage(format!("--record: {e}"))
                 .hint("give --record a file in a folder that exists and tdm can write")
         }),
@@ -181,14 +181,10 @@ pub fn check_record(record: Option<&std::path::Path>) -> Result<(), CliError> {
     }
 }
 
-/// Starts recording into `sandbox` when `--record` was given.
-pub fn start_recording(
-    session: &crate::session::Session,
-    sandbox: &mut contour_core::Sandbox,
-    record: Option<&std::path::Path>,
-) -> Result<(), CliError> {
+/// Starts recording the session when `--record` was given.
+pub fn start_recording(session: &mut Session, record: Option<&std::path::Path>) -> Result<(), CliError> {
     match record {
-        Some(path) => session.start_recording(sandbox, path).map_err(|e| CliError::usage(format!("--record: {e}"))),
+        Some(path) => session.start_recording(path).map_err(|e| CliError::usage(format!("--record: {e}"))),
         None => Ok(()),
     }
 }
@@ -196,15 +192,11 @@ pub fn start_recording(
 /// Writes the recorded trace to `record` (after the outcome was printed): `None` when it was
 /// written or nothing was recorded, else the exit code of the failure (said on stderr, so
 /// stdout keeps its one document).
-pub fn finish_recording(
-    sandbox: &mut contour_core::Sandbox,
-    record: Option<&std::path::Path>,
-    json: bool,
-) -> Option<u8> {
+pub fn finish_recording(session: &mut Session, record: Option<&std::path::Path>, json: bool) -> Option<u8> {
     let path = record?;
-    let written = match sandbox.stop_recording() {
-        Some(Ok(trace)) => crate::traces::write_trace(path, &trace).map(|()| trace.intents.len()),
-        Some(Err(e)) => Err(crate::traces::TraceFileError::Trace(path.to_path_buf(), e)),
+    let written = match session.stop_recording() {
+        Some(Ok(trace)) => tdm_sdk::traces::write_trace(path, &trace).map(|()| trace.intents.len()),
+        Some(Err(e)) => Err(tdm_sdk::traces::TraceFileError::Trace(path.to_path_buf(), e)),
         None => Ok(0),
     };
     match written {
@@ -230,7 +222,7 @@ pub fn print_outcome(json: &str, completed: bool) -> u8 {
 }
 
 /// Prints the figures of a run on stderr (`--stats`): text, or one JSON object with `json`.
-pub fn print_stats(ran: &Ran, json: bool) {
+pub fn print_stats(ran: &RunReport, json: bool) {
     if json {
         terminal::write_json(
             &mut std::io::stderr().lock(),

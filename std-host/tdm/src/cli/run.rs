@@ -3,15 +3,16 @@
 use super::args::{GlobalArgs, HostArgs, JsonArg, LimitArgs, ParamsArg, RecordArg, SeedArg};
 use super::misread;
 use super::report::{self, CliError};
-use crate::environment::Cancel;
 use crate::exit::EXIT_FAILED;
-use crate::hints::Front;
-use crate::params;
-use crate::session::{Request, Session, SessionError, SessionOptions};
+use crate::hints::{self, Front};
+use crate::plugin_lines;
 use crate::terminal::errln;
 use clap::Args;
 use contour_core::policy::DEFAULT_MAX_REQUEST_BYTES;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use tdm_sdk::environment::Cancel;
+use tdm_sdk::params;
+use tdm_sdk::session::{Request, RunReport, Session, SessionError, SessionOptions};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -56,15 +57,12 @@ fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     let params = params::read(&args.params.source(), u64::from(DEFAULT_MAX_REQUEST_BYTES), std::io::stdin().lock())
         .map_err(|e| CliError::usage(e.to_string()))?;
     let options = SessionOptions {
-        limits: args.limits.limits(),
-        seed: args.seed.seed,
         cancel: sigint_cancel(),
         grants: args.grants.clone(),
         host: args.host.files(),
-        log_level: global.shown_log_level(),
-        quiet: global.quiet,
+        ..args.limits.session_options(&args.seed, global)
     };
-    let session = match Session::open_file(&args.plugin, options) {
+    let mut session = match Session::open_file(&args.plugin, options) {
         Ok(session) => session,
         Err(SessionError::Read(e)) => {
             let error = CliError::from(e);
@@ -82,15 +80,47 @@ fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
             return refused_at_load(e, Front::Run);
         }
     };
-    let mut sandbox = session.sandbox()?;
-    report::start_recording(&session, &mut sandbox, args.record.record.as_deref())?;
-    let ran = session.run(&mut sandbox, &Request::Intent { method: args.method.clone(), params });
-    let _ = session.write_plugin_output(&ran.report, &mut std::io::stderr().lock());
-    if args.limits.stats {
-        report::print_stats(&ran, args.json.json);
+    let how = OneIntent::new(Front::Run, &args.record, &args.limits, args.json);
+    one_intent(&mut session, Request::Intent { method: args.method.clone(), params }, &how, |_| ())
+}
+
+/// How `tdm run` and `tdm call` run their one intent.
+pub(super) struct OneIntent<'a> {
+    /// Which hints the outcome may give.
+    front: Front,
+    /// `--record FILE`.
+    record: Option<&'a Path>,
+    /// `--stats`.
+    stats: bool,
+    /// `--json`.
+    json: bool,
+}
+
+impl<'a> OneIntent<'a> {
+    /// What the shared flags ask of the run at `front`.
+    pub(super) fn new(front: Front, record: &'a RecordArg, limits: &LimitArgs, json: JsonArg) -> Self {
+        Self { front, record: record.record.as_deref(), stats: limits.stats, json: json.json }
     }
-    let code = report::print_outcome(&ran.outcome_json(Front::Run), ran.report.outcome.is_completed());
-    Ok(report::finish_recording(&mut sandbox, args.record.record.as_deref(), args.json.json).unwrap_or(code))
+}
+
+/// Runs one intent of an opened session, the walk `tdm run` and `tdm call` share: recorded
+/// with `--record`; the plugin's lines and `--stats` on stderr, `after` (what the command keeps
+/// of the run), the outcome on stdout, then the trace. The exit code.
+pub(super) fn one_intent(
+    session: &mut Session,
+    request: Request,
+    how: &OneIntent<'_>,
+    after: impl FnOnce(&RunReport),
+) -> Result<u8, CliError> {
+    report::start_recording(session, how.record)?;
+    let ran = session.run(&request)?;
+    let _ = plugin_lines::write(&ran, session.quiet(), &mut std::io::stderr().lock());
+    if how.stats {
+        report::print_stats(&ran, how.json);
+    }
+    after(&ran);
+    let code = report::print_outcome(&hints::run_json(&ran, how.front), ran.report.outcome.is_completed());
+    Ok(report::finish_recording(session, how.record, how.json).unwrap_or(code))
 }
 
 /// The cancel flag of a one-intent command: set by SIGINT, so Ctrl-C (or `kill -INT`) stops
@@ -106,7 +136,7 @@ pub(crate) fn sigint_cancel() -> Option<Cancel> {
 /// A session that did not open: a module refused at load (or not approved) prints its failed
 /// outcome (a `.wat` error also its line on stderr) and exits 1; anything else is an error.
 pub fn refused_at_load(e: SessionError, front: Front) -> Result<u8, CliError> {
-    let Some(json) = e.outcome_json(front) else {
+    let Some(json) = hints::refusal_json(&e, front) else {
         return Err(CliError::from(e));
     };
     if let SessionError::Wat(wat) = &e {

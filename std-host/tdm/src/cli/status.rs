@@ -5,14 +5,14 @@ use super::args::{GlobalArgs, JsonArg, WorkspaceArg};
 use super::install::prefix;
 use super::report::CliError;
 use crate::exit::EXIT_COMPLETED;
-use crate::limits::format_size;
-use crate::operator;
-use crate::package::Package;
 use crate::table::Table;
 use crate::terminal::{self, outln};
-use crate::workspace::{workspace_dir, PluginState, Workspace, AUDIT_FILE};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
+use tdm_sdk::limits::format_size;
+use tdm_sdk::operator;
+use tdm_sdk::package::Package;
+use tdm_sdk::workspace::{workspace_dir, PluginState, Workspace, AUDIT_FILE};
 
 /// `tdm workspace`'s subcommands.
 #[derive(Debug, Args)]

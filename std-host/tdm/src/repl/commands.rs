@@ -3,15 +3,15 @@
 
 use super::line::{parse_line, Command, Line, COMMANDS, MAX_ENTRY_BYTES};
 use super::{memory, Flow, Repl};
-use crate::declared::Declared;
-use crate::params;
-use crate::session::SessionError;
 use crate::table::Table;
 use crate::terminal::textln;
 use contour_core::Policy;
 use serde_json::{json, Value};
 use std::io::{self, Write};
 use std::path::Path;
+use tdm_sdk::declared::Declared;
+use tdm_sdk::params;
+use tdm_sdk::session::SessionError;
 
 impl Repl {
     /// Runs a command.
@@ -51,7 +51,6 @@ impl Repl {
             Command::Fuel(Some(fuel)) => match self.session.set_fuel(fuel) {
                 Ok(()) => {
                     let stopped = self.stop_for_change(&mut text)?;
-                    self.sandbox = None;
                     textln!(
                         &mut text,
                         "fuel per intent: {fuel} (plugin reloaded; the next intent starts a fresh instance)"
@@ -75,12 +74,11 @@ impl Repl {
                     }
                     Ok(message) => {
                         let stopped = self.stop_for_change(&mut text)?;
-                        self.sandbox = None;
                         textln!(&mut text, "{message}; the next intent starts a fresh instance")?;
                         let grants: Vec<String> = self.session.grants().iter().map(ToString::to_string).collect();
                         Ok(json!({"granted": grants, "recordingStopped": stopped}))
                     }
-                    Err(message) => Err(message),
+                    Err(message) => Err(message.to_string()),
                 }
             }
             Command::Stats => {
@@ -107,16 +105,13 @@ impl Repl {
                 // A trace replays its intents in one instance relaunched only after a failure:
                 // a reset it did not see would make its replay diverge, so it ends the recording.
                 let stopped = self.stop_for_change(&mut text)?;
-                if let Some(sandbox) = self.sandbox.as_mut() {
-                    sandbox.discard();
-                }
+                self.session.discard_instance();
                 textln!(&mut text, "instance discarded: the next intent starts a fresh one")?;
                 Ok(json!({"recordingStopped": stopped}))
             }
             Command::Reload => match self.session.reload() {
                 Ok(changed) => {
                     let stopped = self.stop_for_change(&mut text)?;
-                    self.sandbox = None;
                     let what = if changed { "the module changed" } else { "the module is unchanged" };
                     textln!(&mut text, "reloaded ({what}); the next intent starts a fresh instance")?;
                     Ok(json!({"changed": changed, "hash": self.session.identity.hash, "recordingStopped": stopped}))
@@ -151,17 +146,10 @@ impl Repl {
         }
         let path = std::path::PathBuf::from(path);
         // Said now, not at :stop when the session's intents are already run.
-        if let Err(e) = crate::traces::check_trace_path(&path) {
+        if let Err(e) = tdm_sdk::traces::check_trace_path(&path) {
             return Ok(Err(format!("cannot record: {e}")));
         }
-        if let Err(e) = self.sandbox() {
-            return Ok(Err(format!("cannot record: {e}")));
-        }
-        let started = match self.sandbox.as_mut() {
-            Some(sandbox) => self.session.start_recording(sandbox, &path).map_err(|e| e.to_string()),
-            None => Err("no sandbox".to_string()),
-        };
-        if let Err(why) = started {
+        if let Err(why) = self.session.start_recording(&path) {
             return Ok(Err(format!("cannot record: {why}")));
         }
         textln!(text, "recording into {} (from a fresh instance; :stop writes the trace)", path.display())?;
@@ -283,8 +271,8 @@ fn camel(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::{Flow, Repl};
-    use crate::session::{Session, SessionOptions};
     use serde_json::Value;
+    use tdm_sdk::session::{Session, SessionOptions};
 
     /// Answers every intent with `{"status":"completed","output":1}`.
     const ONE: &str = r#"(module (memory (export "memory") 1)

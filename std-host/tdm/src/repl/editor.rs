@@ -5,7 +5,6 @@
 
 use super::line::{complete, continues};
 use super::{Flow, Repl};
-use crate::session::Session;
 use crate::terminal::{self, errln, outln};
 use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
@@ -16,6 +15,7 @@ use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{CompletionType, Config, Editor, Helper};
 use std::io;
 use std::path::PathBuf;
+use tdm_sdk::session::Session;
 
 /// The rustyline helper: completion and multi-line entries.
 struct Completion {

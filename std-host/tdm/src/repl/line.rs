@@ -1,7 +1,7 @@
 //! What the REPL reads: an entry is one line, or several while a JSON value's brackets are
 //! open (`greet {` ... `}`), parsed into an intent, a raw JSON-RPC request or a `:`-command.
 
-use crate::params::Params;
+use tdm_sdk::params::Params;
 
 /// The most bytes one entry may gather over its lines (a request is at most 1 MiB; room for the
 /// method and whitespace).
@@ -132,8 +132,8 @@ pub fn parse_line(line: &str) -> Result<Line, String> {
 /// with a string `method`. Anything else is the user's slip (params without a method, say),
 /// told at once instead of sent to the plugin, whose answer would blame the plugin.
 fn raw_request(line: &str) -> Result<(), String> {
-    crate::session::raw_method(line).map(drop).map_err(|why| {
-        let hint = if why.contains("no string `method`") {
+    tdm_sdk::session::raw_method(line).map(drop).map_err(|why| {
+        let hint = if why == tdm_sdk::session::RawRequestError::NoMethod {
             ": to call an intent with these params, write `METHOD {...}`"
         } else {
             ""
@@ -419,7 +419,7 @@ mod tests {
             let error = parse_line(twice).expect_err(twice);
             assert!(error.contains("twice"), "{error}");
             // And a session never reads a method out of it (an installed plugin refuses it).
-            assert_eq!(crate::session::Request::Raw(twice.into()).method(), None, "{twice}");
+            assert_eq!(tdm_sdk::session::Request::Raw(twice.into()).method(), None, "{twice}");
         }
     }
 

@@ -17,20 +17,20 @@ mod commands;
 mod editor;
 pub mod line;
 mod piped;
+#[cfg(test)]
+mod tests;
 
-pub use piped::run_lines;
-
-use crate::hints::Front;
-use crate::limits::format_size;
-use crate::params;
-use crate::session::{Ran, Request, Session, SessionError};
+use crate::hints::{self, Front};
+use crate::plugin_lines;
 use crate::terminal::{self, textln, Layout};
-use contour_core::Sandbox;
 use line::{parse_line, Line};
 use serde_json::{json, Value};
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
+use tdm_sdk::limits::format_size;
+use tdm_sdk::params;
+use tdm_sdk::session::{Request, RunReport, Session};
 
 /// Runs the session; returns the process exit code (0 on :quit / EOF). When stdin and stdout
 /// are both a terminal it uses the line editor (history in `history`); otherwise it reads
@@ -63,8 +63,6 @@ struct Stats {
 /// A running session.
 struct Repl {
     session: Session,
-    /// `None` until the first intent, and after the plugin or its host changed.
-    sandbox: Option<Sandbox>,
     stats: Stats,
     /// Terminal mode: pretty outcomes, figures and command output on stdout.
     terminal: bool,
@@ -77,31 +75,23 @@ struct Repl {
 
 impl Repl {
     fn new(session: Session, terminal: bool) -> Self {
-        let front = session.repl_front();
-        Self { session, sandbox: None, stats: Stats::default(), terminal, line_no: 0, front, recording: None }
+        let front = Front::repl(&session);
+        Self { session, stats: Stats::default(), terminal, line_no: 0, front, recording: None }
     }
 
     /// Stops a running recording and writes its trace; what happened, for the user (`None`
     /// when nothing was being recorded).
     fn end_recording(&mut self) -> Option<Result<String, String>> {
         let path = self.recording.take()?;
-        let stopped = self.sandbox.as_mut().and_then(Sandbox::stop_recording);
+        let stopped = self.session.stop_recording();
         let written = match stopped {
             Some(Ok(trace)) => {
-                crate::traces::write_trace(&path, &trace).map(|()| trace.intents.len()).map_err(|e| e.to_string())
+                tdm_sdk::traces::write_trace(&path, &trace).map(|()| trace.intents.len()).map_err(|e| e.to_string())
             }
             Some(Err(e)) => Err(format!("{}: {e}", path.display())),
             None => Ok(0),
         };
         Some(written.map(|n| format!("recorded {n} intent(s) to {} (tdm replay {0})", path.display())))
-    }
-
-    /// The sandbox, made on first use.
-    fn sandbox(&mut self) -> Result<&mut Sandbox, SessionError> {
-        if self.sandbox.is_none() {
-            self.sandbox = Some(self.session.sandbox()?);
-        }
-        self.sandbox.as_mut().ok_or_else(|| SessionError::Usage("no sandbox".into()))
     }
 
     /// Reports a problem with the entry: on stderr (`error: ...`), and in piped mode as the
@@ -143,25 +133,19 @@ impl Repl {
         if let Some(cancel) = self.session.cancel() {
             cancel.clear();
         }
-        let ran = match self.sandbox() {
-            Ok(_) => {
-                let (session, sandbox) = (&self.session, self.sandbox.as_mut());
-                match sandbox {
-                    Some(sandbox) => session.run(sandbox, request),
-                    None => return self.error(out, err, "the sandbox could not be made"),
-                }
-            }
+        let ran = match self.session.run(request) {
+            Ok(ran) => ran,
             Err(e) => return self.error(out, err, &e.to_string()),
         };
         self.count(&ran);
-        self.session.write_plugin_output(&ran.report, err)?;
+        plugin_lines::write(&ran, self.session.quiet(), err)?;
         let layout = if self.terminal { Layout::Pretty } else { Layout::Line };
-        terminal::write_json(out, &ran.outcome_json(self.front), layout)?;
+        terminal::write_json(out, &hints::run_json(&ran, self.front), layout)?;
         self.figures(&ran, out, err)?;
         out.flush()
     }
 
-    fn count(&mut self, ran: &Ran) {
+    fn count(&mut self, ran: &RunReport) {
         let stats = &mut self.stats;
         stats.intents += 1;
         stats.failed += u64::from(!ran.report.outcome.is_completed());
@@ -172,7 +156,7 @@ impl Repl {
     }
 
     /// The figures line: on stdout under a terminal's pretty outcome, else on stderr.
-    fn figures(&self, ran: &Ran, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<()> {
+    fn figures(&self, ran: &RunReport, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<()> {
         let micros = ran.elapsed.as_micros();
         if self.terminal {
             let mut notes = String::new();

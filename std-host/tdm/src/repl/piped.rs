@@ -7,12 +7,12 @@
 
 use super::line::{Gather, Step, MAX_ENTRY_BYTES};
 use super::{Flow, Repl};
-use crate::environment::{Cancel, CANCEL_POLL};
 use crate::exit::EXIT_USAGE;
-use crate::session::Session;
 use crate::terminal::textln;
 use std::io::{self, BufRead, Write};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use tdm_sdk::environment::{Cancel, CANCEL_POLL};
+use tdm_sdk::session::Session;
 
 /// What waiting for the next line gave.
 enum Waited {

@@ -1,11 +1,11 @@
-//! The REPL driven through piped input (`tdm_sdk::repl::run_lines`, the path `tdm repl` takes
+//! The REPL driven through piped input ([`run_lines`], the path `tdm repl` takes
 //! when stdin is not a terminal) with real plugins: one compact JSON line per entry on stdout
 //! (an outcome, a command's result or an entry's error), everything else on stderr, and the
 //! session survives bad lines and trapping intents.
 
+use super::piped::run_lines;
 use serde_json::{json, Value};
 use std::path::Path;
-use tdm_sdk::repl::run_lines;
 use tdm_sdk::session::{Session, SessionOptions};
 
 fn session(module: &Path) -> Session {
@@ -15,11 +15,11 @@ fn session(module: &Path) -> Session {
 }
 
 fn echo() -> Session {
-    session(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/echo/echo.wat"))
+    session(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/echo/echo.wat"))
 }
 
 fn counter() -> Session {
-    session(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/repl_counter.wat"))
+    session(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/repl_counter.wat"))
 }
 
 /// Runs `input` through the REPL: exit code, the outcomes among the stdout lines (each line
