@@ -52,7 +52,7 @@ fn named_paths(text: &str) -> Vec<(usize, Vec<String>)> {
     for line in text.lines() {
         let code = line.split("//").next().unwrap_or("");
         let mut rest = code;
-        while let Some(at) = rest.find(|c: char| c == 'c' || c == 's') {
+        while let Some(at) = rest.find(['c', 's']) {
             let tail = &rest[at..];
             let boundary = rest[..at].chars().last().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
             let (supers, after) = if let Some(after) = tail.strip_prefix("crate::") {
