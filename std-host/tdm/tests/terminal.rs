@@ -115,6 +115,23 @@ fn run_escapes_the_plugins_output_lines() {
 }
 
 #[test]
+fn run_escapes_the_plugins_log_lines() {
+    // The library hands a `log` line over as data; tdm escapes it where it prints it.
+    let dir = tempfile::tempdir().unwrap();
+    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/forward.wat").display().to_string();
+    let message = format!("{OSC52}one\n[plugin forward error] forged{UP_ERASE}");
+    let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "log",
+        "params": {"level": "warn", "message": message}});
+    let out = tdm(dir.path(), &["run", &forward, "forward", "--params", &request.to_string()], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_, err) = safe(&out);
+    let shown =
+        format!("[plugin forward warn] {OSC52_SHOWN}one\\u{{a}}[plugin forward error] forged{UP_ERASE_SHOWN}\n");
+    assert!(err.contains(&shown), "{err}");
+    assert_eq!(err.matches("[plugin forward").count(), 2, "one line, not a forged second one: {err}");
+}
+
+#[test]
 fn run_prints_the_outcome_as_one_line_of_the_same_json() {
     let dir = tempfile::tempdir().unwrap();
     let module = write(dir.path(), "sneaky.wat", &plugin("", "", SNEAKY_RESPONSE));
