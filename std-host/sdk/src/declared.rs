@@ -8,6 +8,7 @@
 use crate::package::{IntentInfo, MAX_DECLARED_INTENTS, MAX_INTENT_DESCRIPTION_BYTES};
 use contour_core::check::{IntentsSection, INTENTS_SECTION, MAX_INTENTS_SECTION_BYTES};
 use serde_json::Value;
+use std::fmt;
 
 /// Where a plugin's intents were declared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +57,7 @@ impl Declared {
             IntentsSection::Absent => Self::Undeclared,
             IntentsSection::Found(bytes) => match parse_section(bytes) {
                 Ok(intents) => Self::Section(intents),
-                Err(why) => Self::Malformed(why),
+                Err(why) => Self::Malformed(why.to_string()),
             },
             IntentsSection::TooLarge(size) => Self::Malformed(format!(
                 "the {INTENTS_SECTION} section has {size} bytes, more than {MAX_INTENTS_SECTION_BYTES}"
@@ -68,21 +69,48 @@ impl Declared {
     }
 }
 
+/// Why a `tdm.intents` section is not a declaration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SectionError {
+    /// Not JSON (the reader's reason).
+    NotJson(String),
+    /// JSON, but not an array.
+    NotArray,
+    /// More than [`MAX_DECLARED_INTENTS`] entries.
+    TooMany,
+    /// Entry N (from 1) is not an intent (why).
+    Entry(usize, String),
+}
+
+impl fmt::Display for SectionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotJson(why) => write!(f, "the {INTENTS_SECTION} section is not JSON: {why}"),
+            Self::NotArray => write!(f, "the {INTENTS_SECTION} section must hold a JSON array"),
+            Self::TooMany => {
+                write!(f, "the {INTENTS_SECTION} section lists more than {MAX_DECLARED_INTENTS} intents")
+            }
+            Self::Entry(n, why) => write!(f, "{INTENTS_SECTION} entry {n}: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for SectionError {}
+
 /// Reads a `tdm.intents` section: a JSON array of objects with a string `name` and an optional
 /// string `description`, each entry as [`IntentInfo::problem`] requires; other members are
 /// ignored, for later additions.
-pub fn parse_section(bytes: &[u8]) -> Result<Vec<IntentInfo>, String> {
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| format!("the {INTENTS_SECTION} section is not JSON: {e}"))?;
+pub fn parse_section(bytes: &[u8]) -> Result<Vec<IntentInfo>, SectionError> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| SectionError::NotJson(e.to_string()))?;
     let Value::Array(items) = value else {
-        return Err(format!("the {INTENTS_SECTION} section must hold a JSON array"));
+        return Err(SectionError::NotArray);
     };
     if items.len() > MAX_DECLARED_INTENTS {
-        return Err(format!("the {INTENTS_SECTION} section lists more than {MAX_DECLARED_INTENTS} intents"));
+        return Err(SectionError::TooMany);
     }
     let mut intents: Vec<IntentInfo> = Vec::with_capacity(items.len());
     for (n, item) in items.iter().enumerate() {
-        let at = |why: &str| format!("{INTENTS_SECTION} entry {}: {why}", n + 1);
+        let at = |why: &str| SectionError::Entry(n + 1, why.to_string());
         let name = item.get("name").and_then(Value::as_str).ok_or_else(|| at("`name` must be a string"))?;
         let description = match item.get("description") {
             None | Some(Value::Null) => String::new(),
@@ -120,7 +148,7 @@ mod tests {
             (b"[{\"name\":\"a\",\"description\":7}]", "description"),
             (b"not json", "not JSON"),
         ] {
-            let error = parse_section(bad).unwrap_err();
+            let error = parse_section(bad).unwrap_err().to_string();
             assert!(error.contains(why), "{error}");
         }
         assert!(matches!(Declared::from_section(&IntentsSection::Repeated), Declared::Malformed(_)));

@@ -96,25 +96,93 @@ impl Limits {
     }
 }
 
+/// Why a limit's text was refused: the text as given, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitTextError {
+    /// The text as given.
+    pub text: String,
+    /// What is wrong with it.
+    pub problem: LimitProblem,
+}
+
+/// What is wrong with a limit's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitProblem {
+    /// A fuel budget of 0.
+    FuelZero,
+    /// A negative fuel budget.
+    FuelNegative,
+    /// Not a whole number that fits.
+    NotFuel,
+    /// Not seconds or milliseconds.
+    NotDuration,
+    /// A timeout of 0 or less, or above a day.
+    TimeoutOutOfRange,
+    /// Not bytes or a number with a unit.
+    NotSize,
+    /// More bytes than fit in 64 bits.
+    TooLarge,
+    /// A memory limit under one WebAssembly page.
+    BelowOnePage,
+    /// A memory limit above what a wasm32 memory can address.
+    AboveAddressable,
+}
+
+impl LimitTextError {
+    fn new(text: &str, problem: LimitProblem) -> Self {
+        Self { text: text.to_string(), problem }
+    }
+}
+
+impl fmt::Display for LimitTextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = &self.text;
+        match self.problem {
+            LimitProblem::FuelZero => f.write_str("the fuel budget must be at least 1 (e.g. --fuel 1_000_000)"),
+            LimitProblem::FuelNegative => write!(
+                f,
+                "`{text}` is negative: the fuel budget is a whole number of at least 1 (e.g. --fuel 1_000_000)"
+            ),
+            LimitProblem::NotFuel => write!(
+                f,
+                "`{text}` is not a fuel budget: give a whole number of at least 1, at most {} (e.g. --fuel 1_000_000)",
+                u64::MAX
+            ),
+            LimitProblem::NotDuration => {
+                write!(f, "`{text}` is not a duration: give seconds (2, 0.5, 2s) or milliseconds (500ms)")
+            }
+            LimitProblem::TimeoutOutOfRange => {
+                write!(f, "`{text}`: the timeout must be more than 0 and at most 86400 seconds")
+            }
+            LimitProblem::NotSize => {
+                write!(f, "`{text}` is not a size: give bytes or a number with a unit, e.g. 64MiB, 512KiB, 1GiB")
+            }
+            LimitProblem::TooLarge => write!(f, "`{text}` is too large"),
+            LimitProblem::BelowOnePage => write!(
+                f,
+                "`{text}` is less than one WebAssembly page: the memory limit must be at least 64KiB (e.g. --max-memory 16MiB)"
+            ),
+            LimitProblem::AboveAddressable => write!(f, "`{text}` is above the 4GiB a wasm32 memory can address"),
+        }
+    }
+}
+
+impl std::error::Error for LimitTextError {}
+
 /// Parses `--fuel`: a whole number of at least 1; `_` may group digits (`2_000_000`).
-pub fn parse_fuel(text: &str) -> Result<u64, String> {
+pub fn parse_fuel(text: &str) -> Result<u64, LimitTextError> {
     let digits = text.trim().replace('_', "");
     match digits.parse::<u64>() {
-        Ok(0) => Err("the fuel budget must be at least 1 (e.g. --fuel 1_000_000)".to_string()),
+        Ok(0) => Err(LimitTextError::new(text, LimitProblem::FuelZero)),
         Ok(fuel) => Ok(fuel),
-        Err(_) if digits.starts_with('-') => Err(format!(
-            "`{text}` is negative: the fuel budget is a whole number of at least 1 (e.g. --fuel 1_000_000)"
-        )),
-        Err(_) => Err(format!(
-            "`{text}` is not a fuel budget: give a whole number of at least 1, at most {} (e.g. --fuel 1_000_000)",
-            u64::MAX
-        )),
+        Err(_) if digits.starts_with('-') => Err(LimitTextError::new(text, LimitProblem::FuelNegative)),
+        Err(_) => Err(LimitTextError::new(text, LimitProblem::NotFuel)),
     }
 }
 
 /// Parses `--timeout`: seconds (`2`, `0.5`, `2s`) or milliseconds (`500ms`), more than 0 and at
 /// most a day.
-pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+pub fn parse_timeout(text: &str) -> Result<Duration, LimitTextError> {
     let trimmed = text.trim();
     let (number, scale) = if let Some(ms) = trimmed.strip_suffix("ms") {
         (ms, 0.001)
@@ -125,9 +193,9 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
         .trim()
         .parse::<f64>()
         .map(|n| n * scale)
-        .map_err(|_| format!("`{text}` is not a duration: give seconds (2, 0.5, 2s) or milliseconds (500ms)"))?;
+        .map_err(|_| LimitTextError::new(text, LimitProblem::NotDuration))?;
     if !secs.is_finite() || secs <= 0.0 || secs > MAX_TIMEOUT.as_secs_f64() {
-        return Err(format!("`{text}`: the timeout must be more than 0 and at most 86400 seconds"));
+        return Err(LimitTextError::new(text, LimitProblem::TimeoutOutOfRange));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -148,12 +216,12 @@ const UNITS: [(&str, u64); 10] = [
 
 /// Parses a size: bytes (`65536`), or a number with a unit (`64MiB`, `512KiB`, `1GiB`, `64M`,
 /// `1.5MiB`; `KB`/`MB`/`GB` are powers of 1000). Case and a space before the unit don't matter.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, LimitTextError> {
     let trimmed = text.trim();
     let split = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(trimmed.len());
     let (number, unit) = trimmed.split_at(split);
     let unit = unit.trim().to_ascii_lowercase();
-    let bad = || format!("`{text}` is not a size: give bytes or a number with a unit, e.g. 64MiB, 512KiB, 1GiB");
+    let bad = || LimitTextError::new(text, LimitProblem::NotSize);
     let factor = if unit.is_empty() {
         1
     } else {
@@ -164,26 +232,24 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         return Err(bad());
     }
     if let Ok(whole) = number.parse::<u64>() {
-        return whole.checked_mul(factor).ok_or_else(|| format!("`{text}` is too large"));
+        return whole.checked_mul(factor).ok_or_else(|| LimitTextError::new(text, LimitProblem::TooLarge));
     }
     let value: f64 = number.parse().map_err(|_| bad())?;
     let bytes = value * factor as f64;
     if !bytes.is_finite() || bytes >= u64::MAX as f64 {
-        return Err(format!("`{text}` is too large"));
+        return Err(LimitTextError::new(text, LimitProblem::TooLarge));
     }
     Ok(bytes.round() as u64)
 }
 
 /// Parses `--max-memory`: a size of at least one WebAssembly page (64KiB) and at most 4GiB.
-pub fn parse_memory(text: &str) -> Result<u64, String> {
+pub fn parse_memory(text: &str) -> Result<u64, LimitTextError> {
     let bytes = parse_size(text)?;
     if bytes < WASM_PAGE_BYTES {
-        return Err(format!(
-            "`{text}` is less than one WebAssembly page: the memory limit must be at least 64KiB (e.g. --max-memory 16MiB)"
-        ));
+        return Err(LimitTextError::new(text, LimitProblem::BelowOnePage));
     }
     if bytes > MAX_MEMORY_LIMIT {
-        return Err(format!("`{text}` is above the 4GiB a wasm32 memory can address"));
+        return Err(LimitTextError::new(text, LimitProblem::AboveAddressable));
     }
     Ok(bytes)
 }
@@ -228,8 +294,8 @@ mod tests {
         for text in ["", "MiB", "64XB", "-1", "1e3", "99999999999999999999GiB"] {
             assert!(parse_size(text).is_err(), "{text}");
         }
-        assert!(parse_memory("1").unwrap_err().contains("at least 64KiB"));
-        assert!(parse_memory("5GiB").unwrap_err().contains("4GiB"));
+        assert!(parse_memory("1").unwrap_err().to_string().contains("at least 64KiB"));
+        assert!(parse_memory("5GiB").unwrap_err().to_string().contains("4GiB"));
         assert_eq!(format_size(64 << 20), "64 MiB");
         assert_eq!(format_size(3 << 19), "1.5 MiB");
         assert_eq!(format_size(100), "100 B");
@@ -238,10 +304,10 @@ mod tests {
     #[test]
     fn fuel_and_timeout_say_what_is_wrong() {
         assert_eq!(parse_fuel("2_000_000"), Ok(2_000_000));
-        assert!(parse_fuel("0").unwrap_err().contains("at least 1"));
-        assert!(parse_fuel("-1").unwrap_err().contains("negative"));
-        assert!(parse_fuel("lots").unwrap_err().contains("not a fuel budget"));
-        assert!(!parse_fuel("0").unwrap_err().contains("fuel_per_intent"));
+        assert!(parse_fuel("0").unwrap_err().to_string().contains("at least 1"));
+        assert!(parse_fuel("-1").unwrap_err().to_string().contains("negative"));
+        assert!(parse_fuel("lots").unwrap_err().to_string().contains("not a fuel budget"));
+        assert!(!parse_fuel("0").unwrap_err().to_string().contains("fuel_per_intent"));
         assert_eq!(parse_timeout("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_timeout("2s"), Ok(Duration::from_secs(2)));
         assert_eq!(parse_timeout("0.25"), Ok(Duration::from_millis(250)));

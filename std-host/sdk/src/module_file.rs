@@ -168,10 +168,10 @@ fn position(text: &str, offset: usize) -> (usize, usize, &str) {
     (line, column, text[start..end].trim_end_matches('\r'))
 }
 
-/// Compiles WebAssembly text read from `path`; the error is its one-line headline (for
-/// messages that quote it, e.g. a package's module).
-pub fn compile_text(bytes: &[u8], path: &Path) -> Result<Vec<u8>, String> {
-    compile_wat(bytes, path).map_err(|e| e.headline())
+/// Compiles WebAssembly text read from `path` (the error's [`WatError::headline`] is the one
+/// line a message quoting it shows, e.g. a package's module).
+pub fn compile_text(bytes: &[u8], path: &Path) -> Result<Vec<u8>, WatError> {
+    compile_wat(bytes, path)
 }
 
 /// Reads a module within the default module limit (see [`read_module_within`]).

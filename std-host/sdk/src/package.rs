@@ -326,6 +326,7 @@ impl Package {
         let module_path = files.dir.join(&manifest.module);
         let module = if module_file::is_wat_path(&module_path) {
             Arc::new(module_file::compile_text(&files.module_file, &module_path).map_err(|e| {
+                let e = e.headline();
                 PackageError::Invalid("module", format!("{} is not valid WebAssembly text: {e}", manifest.module))
             })?)
         } else {

@@ -244,18 +244,18 @@ impl State {
         let state: State = serde_json::from_slice(bytes).map_err(|e| {
             WorkspaceError::CorruptState(path.to_path_buf(), format!("it does not parse: {}", quoted(&e.to_string())))
         })?;
-        state.check().map_err(|why| WorkspaceError::CorruptState(path.to_path_buf(), why))?;
-        Ok(state)
+        match state.problem() {
+            Some(why) => Err(WorkspaceError::CorruptState(path.to_path_buf(), why)),
+            None => Ok(state),
+        }
     }
 
-    /// Checks every entry (see [`InstalledPlugin`]); the first bad one is named.
-    fn check(&self) -> Result<(), String> {
-        for (id, plugin) in &self.plugins {
-            if let Some(why) = plugin.problem(id) {
-                return Err(format!("entry `{}`: {why}", files::truncated(id, 80)));
-            }
-        }
-        Ok(())
+    /// What is wrong with the first bad entry (see [`InstalledPlugin`]), named; `None` when
+    /// every entry is sound.
+    fn problem(&self) -> Option<String> {
+        self.plugins.iter().find_map(|(id, plugin)| {
+            plugin.problem(id).map(|why| format!("entry `{}`: {why}", files::truncated(id, 80)))
+        })
     }
 }
 

@@ -213,12 +213,12 @@ fn context_read_with_its_grant_returns_the_value() {
     assert_eq!(outcome["output"], json!({"key": "missing", "value": null, "exists": false}));
 
     std::fs::write(&path, "[1, 2]").unwrap();
-    let error = Context::load(Some(&path)).unwrap_err();
+    let error = Context::load(Some(&path)).unwrap_err().to_string();
     assert!(error.contains("context.json") && error.contains("object"), "{error}");
     std::fs::write(&path, "{oops").unwrap();
-    let error = Context::load(Some(&path)).unwrap_err();
+    let error = Context::load(Some(&path)).unwrap_err().to_string();
     assert!(error.contains("context.json") && error.contains("not valid JSON"), "{error}");
-    let error = Context::load(Some(&dir.path().join("absent.json"))).unwrap_err();
+    let error = Context::load(Some(&dir.path().join("absent.json"))).unwrap_err().to_string();
     assert!(error.contains("absent.json"), "{error}");
 }
 

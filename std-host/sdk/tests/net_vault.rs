@@ -311,7 +311,7 @@ fn a_wildcard_whose_domain_is_an_address_is_refused_at_parse() {
     let path = dir.path().join("vault.json");
     let text = json!({"secrets": {"API_KEY": {"value": SECRET, "allowedHosts": ["*.0.0.1"]}}});
     std::fs::write(&path, text.to_string()).unwrap();
-    let error = vault::Vault::load(Some(&path)).expect_err("a numeric wildcard in allowedHosts");
+    let error = vault::Vault::load(Some(&path)).expect_err("a numeric wildcard in allowedHosts").to_string();
     assert!(error.contains("*.0.0.1") && !error.contains(SECRET), "{error}");
 }
 

@@ -9,6 +9,7 @@ use super::{Notice, Notices, PluginIdentity};
 use crate::files::{self, FileError};
 use contour_core::AuditRecord;
 use serde_json::{json, Value};
+use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -147,11 +148,11 @@ fn read_line_bounded(reader: &mut impl BufRead, line: &mut Vec<u8>, max: usize) 
 /// missing file has no entries. A line that is not a JSON object (or is too long) is not
 /// skipped silently: it comes as `{"malformed": true, "line": N, "error": "..."}` whatever the
 /// filter, so tampering shows.
-pub fn visit_entries(path: &Path, plugin: Option<&str>, mut each: impl FnMut(Value)) -> Result<(), String> {
+pub fn visit_entries(path: &Path, plugin: Option<&str>, mut each: impl FnMut(Value)) -> Result<(), AuditReadError> {
     let (file, size) = match files::open_regular(path) {
         Ok(opened) => opened,
         Err(FileError::NotFound { .. }) => return Ok(()),
-        Err(e) => return Err(format!("the audit log: {e}")),
+        Err(e) => return Err(AuditReadError::Open(e)),
     };
     let mut reader = BufReader::new(file.take(size));
     let mut line = Vec::new();
@@ -160,7 +161,7 @@ pub fn visit_entries(path: &Path, plugin: Option<&str>, mut each: impl FnMut(Val
         let too_long = match read_line_bounded(&mut reader, &mut line, MAX_AUDIT_LINE_BYTES) {
             Ok(Some(too_long)) => too_long,
             Ok(None) => return Ok(()),
-            Err(e) => return Err(format!("cannot read the audit log {}: {e}", path.display())),
+            Err(e) => return Err(AuditReadError::Read(path.to_path_buf(), e)),
         };
         index += 1;
         if too_long {
@@ -184,8 +185,28 @@ pub fn visit_entries(path: &Path, plugin: Option<&str>, mut each: impl FnMut(Val
     }
 }
 
+/// Why the audit log could not be read.
+#[derive(Debug)]
+pub enum AuditReadError {
+    /// It cannot be opened as a regular file.
+    Open(FileError),
+    /// Reading it failed part way.
+    Read(PathBuf, std::io::Error),
+}
+
+impl fmt::Display for AuditReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Open(e) => write!(f, "the audit log: {e}"),
+            Self::Read(path, e) => write!(f, "cannot read the audit log {}: {e}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for AuditReadError {}
+
 /// [`visit_entries`] collected into a vector (for tests and small logs).
-pub fn read_entries(path: &Path, plugin: Option<&str>) -> Result<Vec<Value>, String> {
+pub fn read_entries(path: &Path, plugin: Option<&str>) -> Result<Vec<Value>, AuditReadError> {
     let mut entries = Vec::new();
     visit_entries(path, plugin, |entry| entries.push(entry))?;
     Ok(entries)

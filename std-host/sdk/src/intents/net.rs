@@ -18,11 +18,12 @@
 //! of the host (`0x7f.1`, `127.0.0.1.`) than the one that was checked.
 
 use super::redaction::Redaction;
-use super::vault::Vault;
+use super::vault::{self, Vault};
 use contour_core::host::url_host;
 use contour_core::permission::Host;
 use contour_core::{BlockedReason, CallContext, Failure, HostAnswer, HostCall, Permissions, Spent};
 use serde_json::{json, Map, Value};
+use std::fmt;
 use std::io::Read;
 use std::time::{Duration, Instant};
 use ureq::http;
@@ -90,19 +91,58 @@ fn placeholder_names(template: &str) -> Result<Vec<&str>, Failure> {
     Ok(names)
 }
 
+/// Why a header's placeholders cannot be filled in.
+#[derive(Debug)]
+enum FillError {
+    /// A `{{vault:` without its `}}`.
+    Unclosed,
+    /// A secret that may not go to the host.
+    Refused(vault::SecretRefused),
+}
+
+impl fmt::Display for FillError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unclosed => f.write_str("a `{{vault:` placeholder has no closing `}}`"),
+            Self::Refused(why) => why.fmt(f),
+        }
+    }
+}
+
+/// Why a redirect's `Location` cannot be followed.
+#[derive(Debug, PartialEq, Eq)]
+enum RedirectError {
+    /// The URL that redirected has no scheme.
+    NoScheme,
+    /// The URL that redirected has no host.
+    NoHost,
+    /// The target is another scheme than http(s) (its first 100 characters).
+    NotHttp(String),
+}
+
+impl fmt::Display for RedirectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoScheme => f.write_str("the redirecting URL has no scheme"),
+            Self::NoHost => f.write_str("the redirecting URL has no host"),
+            Self::NotHttp(shown) => write!(f, "the redirect target `{shown}` is not an http(s) URL"),
+        }
+    }
+}
+
 /// The header value for `host`, with every placeholder replaced by its secret (each recorded in
 /// `redaction`), or the error naming the secret that may not go to `host`.
-fn fill_in(template: &str, host: &str, vault: &Vault, redaction: &mut Redaction) -> Result<String, String> {
+fn fill_in(template: &str, host: &str, vault: &Vault, redaction: &mut Redaction) -> Result<String, FillError> {
     let mut value = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(start) = rest.find(PLACEHOLDER_OPEN) {
         value.push_str(&rest[..start]);
         let after = &rest[start + PLACEHOLDER_OPEN.len()..];
         let Some(end) = after.find(PLACEHOLDER_CLOSE) else {
-            return Err("a `{{vault:` placeholder has no closing `}}`".into());
+            return Err(FillError::Unclosed);
         };
         let name = &after[..end];
-        let secret = vault.secret_for_host(name, host)?;
+        let secret = vault.secret_for_host(name, host).map_err(FillError::Refused)?;
         redaction.add(name, secret);
         value.push_str(secret);
         rest = &after[end + PLACEHOLDER_CLOSE.len()..];
@@ -130,11 +170,11 @@ fn parse_headers(headers: &[(String, String)]) -> Result<Vec<PluginHeader>, Fail
 }
 
 /// Resolves a `Location` header against the URL it came from.
-fn resolve_location(base: &http::Uri, location: &str) -> Result<String, String> {
+fn resolve_location(base: &http::Uri, location: &str) -> Result<String, RedirectError> {
     if location.starts_with("http://") || location.starts_with("https://") {
         return Ok(location.to_string());
     }
-    let scheme = base.scheme_str().ok_or("the redirecting URL has no scheme")?;
+    let scheme = base.scheme_str().ok_or(RedirectError::NoScheme)?;
     if let Some(rest) = location.strip_prefix("//") {
         return Ok(format!("{scheme}://{rest}"));
     }
@@ -143,10 +183,9 @@ fn resolve_location(base: &http::Uri, location: &str) -> Result<String, String> 
             && prefix.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
     });
     if scheme_like {
-        let shown: String = location.chars().take(100).collect();
-        return Err(format!("the redirect target `{shown}` is not an http(s) URL"));
+        return Err(RedirectError::NotHttp(location.chars().take(100).collect()));
     }
-    let authority = base.authority().map(http::uri::Authority::as_str).ok_or("the redirecting URL has no host")?;
+    let authority = base.authority().map(http::uri::Authority::as_str).ok_or(RedirectError::NoHost)?;
     let origin = format!("{scheme}://{authority}");
     let path = base.path();
     Ok(if location.starts_with('/') {

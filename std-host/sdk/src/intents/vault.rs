@@ -59,26 +59,111 @@ pub const MAX_VAULT_BYTES: u64 = 1024 * 1024;
 
 const SECRET_KEYS: [&str; 4] = ["value", "created", "rotated", "allowedHosts"];
 
-fn optional_string(entry: &Map<String, Value>, key: &str, name: &str, file: &str) -> Result<Option<String>, String> {
-    match entry.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text.clone())),
-        Some(_) => Err(format!("vault file {file}: secret `{name}`: `{key}` must be a string")),
+/// Why a vault file cannot be used. The message names the file and what is wrong, never a
+/// secret's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VaultError {
+    /// The file cannot be read (why).
+    Read {
+        /// The file.
+        file: String,
+        /// Why.
+        why: String,
+    },
+    /// The file is not UTF-8 text.
+    NotText {
+        /// The file.
+        file: String,
+    },
+    /// The file is not JSON (the reader's reason: a position, never content).
+    NotJson {
+        /// The file.
+        file: String,
+        /// Why.
+        why: String,
+    },
+    /// The JSON is not a vault's shape (what is wrong, naming the key or secret).
+    Shape {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+impl VaultError {
+    fn shape(file: &str, problem: String) -> Self {
+        Self::Shape { file: file.to_string(), problem }
     }
 }
 
-fn parse_secret(name: &str, entry: &Value, file: &str) -> Result<Secret, String> {
-    let entry = entry.as_object().ok_or_else(|| format!("vault file {file}: secret `{name}` must be an object"))?;
+impl fmt::Display for VaultError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Read { file, why } => write!(f, "cannot read vault file {file}: {why}"),
+            Self::NotText { file } => write!(f, "vault file {file} is not UTF-8 text"),
+            Self::NotJson { file, why } => write!(f, "vault file {file} is not valid JSON: {why}"),
+            Self::Shape { file, problem } => write!(f, "vault file {file}: {problem}"),
+        }
+    }
+}
+
+impl std::error::Error for VaultError {}
+
+/// Why a secret may not be filled in for a host. Names the secret and the host, never the value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecretRefused {
+    /// The vault has no such secret.
+    NoSecret(String),
+    /// Its `allowedHosts` do not allow the host.
+    HostNotAllowed {
+        /// The secret.
+        name: String,
+        /// The host.
+        host: String,
+    },
+}
+
+impl fmt::Display for SecretRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoSecret(name) => write!(f, "there is no secret `{name}` in the vault"),
+            Self::HostNotAllowed { name, host } => {
+                write!(f, "the policy of secret `{name}` does not allow sending it to `{host}`")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SecretRefused {}
+
+fn optional_string(
+    entry: &Map<String, Value>,
+    key: &str,
+    name: &str,
+    file: &str,
+) -> Result<Option<String>, VaultError> {
+    match entry.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(_) => Err(VaultError::shape(file, format!("secret `{name}`: `{key}` must be a string"))),
+    }
+}
+
+fn parse_secret(name: &str, entry: &Value, file: &str) -> Result<Secret, VaultError> {
+    let entry =
+        entry.as_object().ok_or_else(|| VaultError::shape(file, format!("secret `{name}` must be an object")))?;
     if let Some(unknown) = entry.keys().find(|key| !SECRET_KEYS.contains(&key.as_str())) {
-        return Err(format!(
-            "vault file {file}: secret `{name}` has unknown field `{unknown}` (expected value, created, rotated, allowedHosts)"
+        return Err(VaultError::shape(
+            file,
+            format!("secret `{name}` has unknown field `{unknown}` (expected value, created, rotated, allowedHosts)"),
         ));
     }
     // The value's type is checked but the value itself never appears in a message.
     let value = match entry.get("value") {
         Some(Value::String(value)) => value.clone(),
-        Some(_) => return Err(format!("vault file {file}: secret `{name}`: `value` must be a string")),
-        None => return Err(format!("vault file {file}: secret `{name}` has no `value`")),
+        Some(_) => return Err(VaultError::shape(file, format!("secret `{name}`: `value` must be a string"))),
+        None => return Err(VaultError::shape(file, format!("secret `{name}` has no `value`"))),
     };
     let created = optional_string(entry, "created", name, file)?;
     let rotated = optional_string(entry, "rotated", name, file)?;
@@ -89,12 +174,15 @@ fn parse_secret(name: &str, entry: &Value, file: &str) -> Result<Secret, String>
         Some(Value::Array(patterns)) => {
             for pattern in patterns {
                 let pattern = pattern.as_str().ok_or_else(|| {
-                    format!("vault file {file}: secret `{name}`: `allowedHosts` must be an array of strings")
+                    VaultError::shape(file, format!("secret `{name}`: `allowedHosts` must be an array of strings"))
                 })?;
                 let permission = Permission::parse(&format!("network:{pattern}")).map_err(|error| {
-                    format!(
-                        "vault file {file}: secret `{name}`: `{pattern}` in `allowedHosts` is not a host or *.domain pattern ({})",
-                        error.kind
+                    VaultError::shape(
+                        file,
+                        format!(
+                            "secret `{name}`: `{pattern}` in `allowedHosts` is not a host or *.domain pattern ({})",
+                            error.kind
+                        ),
                     )
                 })?;
                 // Shown in the canonical form it is matched in (`0x7f.1` is `127.0.0.1`).
@@ -104,7 +192,7 @@ fn parse_secret(name: &str, entry: &Value, file: &str) -> Result<Secret, String>
             }
         }
         Some(_) => {
-            return Err(format!("vault file {file}: secret `{name}`: `allowedHosts` must be an array of strings"))
+            return Err(VaultError::shape(file, format!("secret `{name}`: `allowedHosts` must be an array of strings")))
         }
     }
     Ok(Secret { value, created, rotated, allowed_hosts, allowed })
@@ -114,7 +202,7 @@ impl Vault {
     /// Loads the vault at `path` (an absent path or file is an empty vault): a regular file of at
     /// most [`MAX_VAULT_BYTES`], size-checked before it is read. Errors name the file and what is
     /// wrong, never a secret's value.
-    pub fn load(path: Option<&Path>) -> Result<Self, String> {
+    pub fn load(path: Option<&Path>) -> Result<Self, VaultError> {
         let Some(path) = path else {
             return Ok(Self::default());
         };
@@ -122,27 +210,27 @@ impl Vault {
         let bytes = match files::read_limited(path, MAX_VAULT_BYTES) {
             Ok(bytes) => bytes,
             Err(FileError::NotFound { .. }) => return Ok(Self::default()),
-            Err(error) => return Err(format!("cannot read vault file {file}: {}", error.why())),
+            Err(error) => return Err(VaultError::Read { file, why: error.why() }),
         };
-        let text = String::from_utf8(bytes).map_err(|_| format!("vault file {file} is not UTF-8 text"))?;
+        let text = String::from_utf8(bytes).map_err(|_| VaultError::NotText { file: file.clone() })?;
         Self::parse(&text, &file)
     }
 
     /// Parses vault JSON; `file` names the source in error messages.
-    fn parse(text: &str, file: &str) -> Result<Self, String> {
+    fn parse(text: &str, file: &str) -> Result<Self, VaultError> {
         // Parsing into `Value` reports syntax errors by line and column only, never file content.
-        let root: Value =
-            serde_json::from_str(text).map_err(|error| format!("vault file {file} is not valid JSON: {error}"))?;
+        let root: Value = serde_json::from_str(text)
+            .map_err(|error| VaultError::NotJson { file: file.to_string(), why: error.to_string() })?;
         let root = root
             .as_object()
-            .ok_or_else(|| format!("vault file {file}: expected an object {{\"secrets\": {{...}}}}"))?;
+            .ok_or_else(|| VaultError::shape(file, "expected an object {\"secrets\": {...}}".to_string()))?;
         // A key beside `secrets` is a vault written in another shape (`{"token": "..."}`): said
         // at once, never read as an empty vault.
         if let Some(other) = root.keys().find(|key| *key != "secrets") {
-            return Err(format!(
-                "vault file {file}: unknown key `{}`; a vault is {{\"secrets\": {{\"NAME\": {{\"value\": \"...\", \"allowedHosts\": [\"HOST\"], ...}}}}}} (README, Host intents)",
+            return Err(VaultError::shape(file, format!(
+                "unknown key `{}`; a vault is {{\"secrets\": {{\"NAME\": {{\"value\": \"...\", \"allowedHosts\": [\"HOST\"], ...}}}}}} (README, Host intents)",
                 files::truncated(other, 64)
-            ));
+            )));
         }
         let mut secrets = BTreeMap::new();
         match root.get("secrets") {
@@ -152,7 +240,7 @@ impl Vault {
                     secrets.insert(name.clone(), parse_secret(name, entry, file)?);
                 }
             }
-            Some(_) => return Err(format!("vault file {file}: `secrets` must be an object of secrets")),
+            Some(_) => return Err(VaultError::shape(file, "`secrets` must be an object of secrets".to_string())),
         }
         Ok(Self { secrets })
     }
@@ -180,12 +268,12 @@ impl Vault {
 
     /// The value of secret `name`, only when its `allowedHosts` allow `host` (exact or
     /// `*.domain`). The error names the secret and the host, never the value.
-    pub fn secret_for_host(&self, name: &str, host: &str) -> Result<&str, String> {
-        let secret = self.secrets.get(name).ok_or_else(|| format!("there is no secret `{name}` in the vault"))?;
+    pub fn secret_for_host(&self, name: &str, host: &str) -> Result<&str, SecretRefused> {
+        let secret = self.secrets.get(name).ok_or_else(|| SecretRefused::NoSecret(name.to_string()))?;
         if secret.allowed.iter().any(|pattern| pattern.allows_host(host)) {
             Ok(&secret.value)
         } else {
-            Err(format!("the policy of secret `{name}` does not allow sending it to `{host}`"))
+            Err(SecretRefused::HostNotAllowed { name: name.to_string(), host: host.to_string() })
         }
     }
 }
@@ -196,7 +284,7 @@ mod tests {
 
     const SECRET: &str = "s3cr3t-VALUE-do-not-leak";
 
-    fn vault(text: &str) -> Result<Vault, String> {
+    fn vault(text: &str) -> Result<Vault, VaultError> {
         Vault::parse(text, "/tmp/vault.json")
     }
 
@@ -232,7 +320,7 @@ mod tests {
         ];
         for text in bad {
             std::fs::write(&path, &text).unwrap();
-            let error = Vault::load(Some(&path)).unwrap_err();
+            let error = Vault::load(Some(&path)).unwrap_err().to_string();
             assert!(error.contains(&path.display().to_string()), "{error}");
             assert!(!error.contains(SECRET), "{error}");
             assert!(!error.contains("s3cr3t"), "{error}");
@@ -242,7 +330,7 @@ mod tests {
     #[test]
     fn unreadable_file_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        let error = Vault::load(Some(dir.path())).unwrap_err();
+        let error = Vault::load(Some(dir.path())).unwrap_err().to_string();
         assert!(error.contains("cannot read vault file"), "{error}");
     }
 
@@ -267,7 +355,7 @@ mod tests {
         assert_eq!(vault.secret_for_host("API_KEY", "api.example.com").unwrap(), SECRET);
         assert_eq!(vault.secret_for_host("API_KEY", "x.example.org").unwrap(), SECRET);
         for host in ["example.org", "evil.com", "api.example.com.evil.com"] {
-            let error = vault.secret_for_host("API_KEY", host).unwrap_err();
+            let error = vault.secret_for_host("API_KEY", host).unwrap_err().to_string();
             assert!(error.contains("API_KEY") && !error.contains(SECRET), "{error}");
         }
         assert!(vault.secret_for_host("NOPE", "api.example.com").is_err());
@@ -281,7 +369,7 @@ mod tests {
         assert_eq!(loaded.secret_for_host("K", "127.0.0.1").unwrap(), SECRET);
         assert_eq!(loaded.secret_for_host("K", "::1").unwrap(), SECRET);
         let numeric = format!(r#"{{"secrets": {{"K": {{"value": "{SECRET}", "allowedHosts": ["*.0.0.1"]}}}}}}"#);
-        let error = vault(&numeric).unwrap_err();
+        let error = vault(&numeric).unwrap_err().to_string();
         assert!(error.contains("*.0.0.1") && error.contains("IP address"), "{error}");
     }
 
@@ -295,7 +383,7 @@ mod tests {
     #[test]
     fn a_vault_of_another_shape_is_refused_not_read_as_empty() {
         for text in [r#"{"token":"s3cret"}"#, r#"{"secretz":{}}"#, r#"{"secrets":{},"extra":1}"#] {
-            let error = vault(text).expect_err(text);
+            let error = vault(text).expect_err(text).to_string();
             assert!(error.contains("unknown key") && error.contains("{\"secrets\""), "{error}");
             assert!(!error.contains("s3cret"), "{error}");
         }

@@ -1,6 +1,8 @@
 //! Why a session could not be opened, changed or run, and the failed outcome such an error is
 //! when it is one (a module refused at load, `not_approved`).
 
+use crate::intents::context::ContextError;
+use crate::intents::vault::VaultError;
 use crate::limits::AboveApproval;
 use crate::module_file::{ModuleFileError, WatError};
 use crate::module_kind::OtherKind;
@@ -33,6 +35,10 @@ pub enum SessionError {
     Workspace(WorkspaceError),
     /// A recording could not be started (exit 2).
     Record(TraceError),
+    /// The vault file cannot be used (exit 2).
+    Vault(VaultError),
+    /// The context file cannot be used (exit 2).
+    Context(ContextError),
     /// The plugin's instance could not be launched ([`super::Session::launch`]).
     Launch(Failure),
 }
@@ -47,6 +53,8 @@ impl fmt::Display for SessionError {
             Self::AboveApproval(e) => e.fmt(f),
             Self::Workspace(e) => e.fmt(f),
             Self::Record(e) => e.fmt(f),
+            Self::Vault(e) => e.fmt(f),
+            Self::Context(e) => e.fmt(f),
             Self::Launch(failure) => write!(f, "{}", failure.message()),
         }
     }

@@ -348,8 +348,8 @@ impl Session {
                 .showing(self.options.log_level)
                 .with_sink(Arc::clone(&self.notices)),
             net: Net::new(NET_MAX_BODY_BYTES),
-            vault: Vault::load(vault_path.as_deref()).map_err(SessionError::Usage)?,
-            context: Context::load(context_path.as_deref()).map_err(SessionError::Usage)?,
+            vault: Vault::load(vault_path.as_deref()).map_err(SessionError::Vault)?,
+            context: Context::load(context_path.as_deref()).map_err(SessionError::Context)?,
             audit: AuditLog::new(Some(audit_path)).with_notices(Arc::clone(&self.notices)),
             grants: self.grants.clone(),
         })

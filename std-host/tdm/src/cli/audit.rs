@@ -84,6 +84,6 @@ fn audit(args: &AuditArgs) -> Result<u8, CliError> {
         // The cells are escaped already; `outln!` escapes nothing more in them.
         outln!("{}  {} {}", cells.join("  "), field("bytes"), field("fuel"));
     })
-    .map_err(CliError::io)?;
+    .map_err(|e| CliError::io(e.to_string()))?;
     Ok(EXIT_COMPLETED)
 }

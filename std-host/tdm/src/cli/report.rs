@@ -112,6 +112,9 @@ impl From<SessionError> for CliError {
             SessionError::Workspace(e) => Self::from(e),
             SessionError::AboveApproval(e) => Self::usage(e.to_string()),
             SessionError::Usage(message) => Self::usage(message),
+            e @ (SessionError::Vault(_) | SessionError::Context(_) | SessionError::Record(_)) => {
+                Self::usage(e.to_string())
+            }
             other => Self::refused(other.to_string()),
         }
     }
@@ -184,7 +187,10 @@ pub fn check_record(record: Option<&std::path::Path>) -> Result<(), CliError> {
 /// Starts recording the session when `--record` was given.
 pub fn start_recording(session: &mut Session, record: Option<&std::path::Path>) -> Result<(), CliError> {
     match record {
-        Some(path) => session.start_recording(path).map_err(|e| CliError::usage(format!("--record: {e}"))),
+        Some(path) => session.start_recording(path).map_err(|e| match e {
+            SessionError::Record(e) => CliError::usage(format!("--record: {e}")),
+            other => CliError::from(other),
+        }),
         None => Ok(()),
     }
 }
