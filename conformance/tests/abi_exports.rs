@@ -1,4 +1,4 @@
-//! The plugin interface (DESIGN section 2), checked before instantiation: `memory`,
+//! The plugin interface (docs/ABI.md section 1), checked before instantiation: `memory`,
 //! `tdm_alloc`, `tdm_free` and `tdm_plugin_execute_intent` with their exact types, and the
 //! optional `_initialize`. A missing or mistyped export is `abi_mismatch`, naming the export;
 //! `_start` is never called for a plugin.

@@ -1,4 +1,4 @@
-//! The response rules (DESIGN section 3, steps 4-6): the host reads `[u32 LE length][JSON]`,
+//! The response rules (docs/ABI.md section 2, steps 4-6): the host reads `[u32 LE length][JSON]`,
 //! frees the request and the framed response, and accepts only UTF-8 JSON of the outcome
 //! shape; anything else is `invalid_response`. A plugin's own valid outcome, failed or
 //! completed, passes through byte for byte; its own `blockedReason` is a bounded name.

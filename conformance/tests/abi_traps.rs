@@ -1,4 +1,4 @@
-//! Traps and exits inside an intent (DESIGN section 3): a trap is `plugin_trap`, a WASI
+//! Traps and exits inside an intent (docs/ABI.md section 2): a trap is `plugin_trap`, a WASI
 //! `proc_exit` is `plugin_exited` with its code in `output.exitCode`; either ends only that
 //! intent, and the next one runs in a fresh instance.
 

@@ -5,7 +5,7 @@ use contour_conformance::{completed_output, fixture, load_failure, plugin_with_i
 use contour_core::allowlist::{Signature, ValType, PREVIEW1};
 use contour_core::{run_command, CommandExit, Plugin, Policy, Profile, VirtualEnvironment, WasiConfig};
 
-/// What DESIGN section 5 lets a plugin import from WASI Preview1: everything else (every
+/// What docs/ABI.md section 5 lets a plugin import from WASI Preview1: everything else (every
 /// filesystem and socket function) must be rejected at load. Written out here, as the contract
 /// says it, so marking another function plugin-safe in the shim's table fails this test.
 const PLUGIN_WASI: [&str; 17] = [

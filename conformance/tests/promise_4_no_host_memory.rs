@@ -1,6 +1,6 @@
 //! Promise 4: a plugin cannot read host memory. The host touches only the plugin's exported
 //! linear memory, and only after bounds checks, pointer + length overflow included: the
-//! response pointer and length (DESIGN section 3, step 4), the region `tdm_alloc` returns
+//! response pointer and length (docs/ABI.md section 2, step 4), the region `tdm_alloc` returns
 //! (step 2), and every pointer the plugin hands the WASI shim.
 
 use contour_conformance::{completed_output, fixture, framed, pointing_plugin, run_once, sandbox, wat};

@@ -1,4 +1,4 @@
-//! The WASI Preview1 shim (DESIGN section 5): empty args and environ, stdout/stderr captured
+//! The WASI Preview1 shim (docs/ABI.md section 5): empty args and environ, stdout/stderr captured
 //! in bounded buffers, `EBADF` for other fds and for `fd_prestat_get` (nothing is preopened),
 //! a virtual monotonic clock, seeded `random_get`, `sched_yield`, `poll_oneoff` on clock
 //! subscriptions, and `proc_exit` codes of commands.
