@@ -51,14 +51,26 @@ impl LimitArgs {
     pub fn limits(&self) -> Limits {
         Limits { fuel: self.fuel, timeout: self.timeout, max_memory: self.max_memory }
     }
+}
 
-    /// The session options these flags, `--seed` and the global flags ask for: the one
-    /// conversion from flags to library options every runner (run, call, repl) makes. What only
+/// The flags every subcommand that runs guest code takes (run, call, repl, exec): the limits
+/// and `--seed`, one group so each runner flattens it once.
+#[derive(Debug, Clone, Args)]
+pub struct RunnerArgs {
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
+    #[command(flatten)]
+    pub(crate) seed: SeedArg,
+}
+
+impl RunnerArgs {
+    /// The session options these flags and the global flags ask for: the one conversion from
+    /// flags to library options every runner of intents (run, call, repl) makes. What only
     /// some runners have (`--grant`, the host's files, a cancel flag) is set on top.
-    pub fn session_options(&self, seed: &SeedArg, global: &GlobalArgs) -> SessionOptions {
+    pub fn session_options(&self, global: &GlobalArgs) -> SessionOptions {
         SessionOptions {
-            limits: self.limits(),
-            seed: seed.seed,
+            limits: self.limits.limits(),
+            seed: self.seed.seed,
             log_level: global.shown_log_level(),
             quiet: global.quiet,
             ..SessionOptions::default()

@@ -2,7 +2,7 @@
 //! within its approval; stdout is its outcome as one JSON line, and the call's figures are
 //! kept in the workspace.
 
-use super::args::{GlobalArgs, JsonArg, LimitArgs, ParamsArg, RecordArg, SeedArg, WorkspaceArg};
+use super::args::{GlobalArgs, JsonArg, ParamsArg, RecordArg, RunnerArgs, WorkspaceArg};
 use super::misread;
 use super::report::{self, CliError};
 use super::run::{one_intent, refused_at_load, sigint_cancel, OneIntent};
@@ -33,9 +33,7 @@ pub struct CallArgs {
     #[command(flatten)]
     pub(crate) params: ParamsArg,
     #[command(flatten)]
-    pub(crate) limits: LimitArgs,
-    #[command(flatten)]
-    pub(crate) seed: SeedArg,
+    pub(crate) runner: RunnerArgs,
     #[command(flatten)]
     pub(crate) record: RecordArg,
     #[command(flatten)]
@@ -61,7 +59,7 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     }
     let params = params::read(&args.params.source(), u64::from(DEFAULT_MAX_REQUEST_BYTES), std::io::stdin().lock())
         .map_err(|e| CliError::usage(e.to_string()))?;
-    let options = SessionOptions { cancel: sigint_cancel(), ..args.limits.session_options(&args.seed, global) };
+    let options = SessionOptions { cancel: sigint_cancel(), ..args.runner.session_options(global) };
     let mut session = match Session::open_installed(&workspace, &args.id, options) {
         Ok(session) => session,
         Err(e) => {
@@ -71,7 +69,7 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
             return refused_at_load(e, Front::Call);
         }
     };
-    let how = OneIntent::new(Front::Call, &args.record, &args.limits, args.json);
+    let how = OneIntent::new(Front::Call, &args.record, &args.runner, args.json);
     one_intent(&mut session, Request::Intent { method: args.method.clone(), params }, &how, |ran| {
         if let Err(e) = operator::record_last_call(&workspace, &args.id, ran.last_call(&args.method)) {
             errln!("tdm: could not record the call in the workspace: {e}");

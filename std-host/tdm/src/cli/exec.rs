@@ -4,7 +4,7 @@
 //! deadline check, as it stops `tdm run`'s intent; a second SIGINT ends tdm at once). tdm's own
 //! messages go to stderr (JSON lines with `--json`).
 
-use super::args::{parse_env, GlobalArgs, JsonArg, LimitArgs, SeedArg};
+use super::args::{parse_env, GlobalArgs, JsonArg, RunnerArgs};
 use super::report::CliError;
 use crate::exit::{EXIT_EXEC_CANCELLED, EXIT_EXEC_LIMIT, EXIT_EXEC_REJECTED, EXIT_EXEC_TRAP, EXIT_FAILED};
 use crate::hints::{command_message, recovery_hint, Context, Front};
@@ -61,9 +61,7 @@ pub struct ExecArgs {
     #[arg(long = "dir", value_name = "HOST_DIR")]
     pub(crate) dirs: Vec<String>,
     #[command(flatten)]
-    pub(crate) limits: LimitArgs,
-    #[command(flatten)]
-    pub(crate) seed: SeedArg,
+    pub(crate) runner: RunnerArgs,
     #[command(flatten)]
     pub(crate) json: JsonArg,
     /// Arguments passed to the module after argv[0]
@@ -168,7 +166,7 @@ fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, CliError> {
 
 fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     // A command's default fuel lets real programs run to the deadline (std-host/sdk/src/command.rs).
-    let limits = args.limits.limits();
+    let limits = args.runner.limits.limits();
     let base = command_policy(limits.fuel, limits.timeout);
     let policy = limits.apply(&base);
     let bytes = match read_module_within(&args.module, policy.max_module_bytes) {
@@ -222,11 +220,11 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
         stdio: stdio_kinds(),
     };
     let budget = plugin.policy().fuel_per_intent;
-    let env = command_environment(args.seed.seed, plugin.policy(), cancel.clone());
+    let env = command_environment(args.runner.seed.seed, plugin.policy(), cancel.clone());
     let started = Instant::now();
     let report_of_run = run_command(&plugin, env, wasi);
     let cancelled = cancel.as_ref().is_some_and(Cancel::clear);
-    if args.limits.stats {
+    if args.runner.limits.stats {
         let elapsed = started.elapsed();
         if args.json.json {
             let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);

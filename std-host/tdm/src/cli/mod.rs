@@ -41,7 +41,15 @@ Examples:
 
 /// Contour: run untrusted WebAssembly plugins in a sandbox.
 #[derive(Debug, Parser)]
-#[command(name = "tdm", version, about, propagate_version = true, after_help = EXAMPLES)]
+// The text `tdm --help` has always opened with (the package description of the crate tdm
+// once was): kept word for word, as every other line a user sees.
+#[command(
+    name = "tdm",
+    version,
+    about = "The std embedding of Contour and the `tdm` command-line tool",
+    propagate_version = true,
+    after_help = EXAMPLES
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

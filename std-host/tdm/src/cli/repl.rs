@@ -1,7 +1,7 @@
 //! `tdm repl PLUGIN|ID`: opens a session on a module file or an installed plugin (within its
 //! approval) and hands it to [`crate::repl`].
 
-use super::args::{GlobalArgs, HostArgs, LimitArgs, SeedArg};
+use super::args::{GlobalArgs, HostArgs, RunnerArgs};
 use super::misread::{self, Target};
 use super::report::CliError;
 use super::run::refused_at_load;
@@ -33,9 +33,7 @@ pub struct ReplArgs {
     #[arg(long = "grant", value_name = "PERM")]
     pub(crate) grants: Vec<String>,
     #[command(flatten)]
-    pub(crate) limits: LimitArgs,
-    #[command(flatten)]
-    pub(crate) seed: SeedArg,
+    pub(crate) runner: RunnerArgs,
     #[command(flatten)]
     pub(crate) host: HostArgs,
 }
@@ -51,7 +49,7 @@ fn repl(args: &ReplArgs, global: &GlobalArgs) -> Result<u8, CliError> {
         cancel: Some(Cancel::new()),
         grants: args.grants.clone(),
         host: args.host.files(),
-        ..args.limits.session_options(&args.seed, global)
+        ..args.runner.session_options(global)
     };
     let opened = match misread::target(workspace_flag, &args.target) {
         Target::File => Session::open_file(Path::new(&args.target), options).map(|s| (s, Front::ReplFile)),
@@ -78,7 +76,7 @@ fn repl(args: &ReplArgs, global: &GlobalArgs) -> Result<u8, CliError> {
         }
         Err(e) => return Err(e.into()),
     };
-    if args.limits.stats {
+    if args.runner.limits.stats {
         errln!("tdm: --stats: the REPL prints every intent's figures already (:stats sums them)");
     }
     let history = Some(workspace_dir(workspace_flag).join("repl_history"));

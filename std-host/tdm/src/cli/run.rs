@@ -1,6 +1,6 @@
 //! `tdm run PLUGIN METHOD`: one intent of a module file; stdout is its outcome as one JSON line.
 
-use super::args::{GlobalArgs, HostArgs, JsonArg, LimitArgs, ParamsArg, RecordArg, SeedArg};
+use super::args::{GlobalArgs, HostArgs, JsonArg, ParamsArg, RecordArg, RunnerArgs};
 use super::misread;
 use super::report::{self, CliError};
 use crate::exit::EXIT_FAILED;
@@ -36,9 +36,7 @@ pub struct RunArgs {
     #[arg(long = "grant", value_name = "PERM")]
     pub(crate) grants: Vec<String>,
     #[command(flatten)]
-    pub(crate) limits: LimitArgs,
-    #[command(flatten)]
-    pub(crate) seed: SeedArg,
+    pub(crate) runner: RunnerArgs,
     #[command(flatten)]
     pub(crate) record: RecordArg,
     #[command(flatten)]
@@ -60,7 +58,7 @@ fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
         cancel: sigint_cancel(),
         grants: args.grants.clone(),
         host: args.host.files(),
-        ..args.limits.session_options(&args.seed, global)
+        ..args.runner.session_options(global)
     };
     let mut session = match Session::open_file(&args.plugin, options) {
         Ok(session) => session,
@@ -80,7 +78,7 @@ fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
             return refused_at_load(e, Front::Run);
         }
     };
-    let how = OneIntent::new(Front::Run, &args.record, &args.limits, args.json);
+    let how = OneIntent::new(Front::Run, &args.record, &args.runner, args.json);
     one_intent(&mut session, Request::Intent { method: args.method.clone(), params }, &how, |_| ())
 }
 
@@ -98,8 +96,8 @@ pub(super) struct OneIntent<'a> {
 
 impl<'a> OneIntent<'a> {
     /// What the shared flags ask of the run at `front`.
-    pub(super) fn new(front: Front, record: &'a RecordArg, limits: &LimitArgs, json: JsonArg) -> Self {
-        Self { front, record: record.record.as_deref(), stats: limits.stats, json: json.json }
+    pub(super) fn new(front: Front, record: &'a RecordArg, runner: &RunnerArgs, json: JsonArg) -> Self {
+        Self { front, record: record.record.as_deref(), stats: runner.limits.stats, json: json.json }
     }
 }
 
