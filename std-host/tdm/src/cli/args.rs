@@ -2,12 +2,14 @@
 //! every subcommand agree): the workspace, the limit flags, the host's data files, the params.
 //! A subcommand flattens the groups it takes; adding a flag to a group adds it everywhere.
 
+use super::report::CliError;
 use clap::Args;
+use contour_core::policy::DEFAULT_MAX_REQUEST_BYTES;
 use std::path::PathBuf;
 use std::time::Duration;
 use tdm_sdk::intents::log::LogLevel;
 use tdm_sdk::limits::{self, Limits};
-use tdm_sdk::params::ParamsSource;
+use tdm_sdk::params::{self, Params, ParamsSource};
 use tdm_sdk::session::{HostFiles, SessionOptions};
 
 /// `--workspace DIR`.
@@ -108,6 +110,13 @@ impl ParamsArg {
     /// Where the params come from.
     pub fn source(&self) -> ParamsSource {
         ParamsSource::parse(&self.params)
+    }
+
+    /// The params, read (from stdin for `-`) up to the default request limit; a problem with
+    /// them is a usage error.
+    pub fn read(&self) -> Result<Params, CliError> {
+        params::read(&self.source(), u64::from(DEFAULT_MAX_REQUEST_BYTES), std::io::stdin().lock())
+            .map_err(|e| CliError::usage(e.to_string()))
     }
 }
 

@@ -9,9 +9,7 @@ use super::run::{one_intent, refused_at_load, sigint_cancel, OneIntent};
 use crate::hints::Front;
 use crate::terminal::errln;
 use clap::Args;
-use contour_core::policy::DEFAULT_MAX_REQUEST_BYTES;
 use tdm_sdk::operator;
-use tdm_sdk::params;
 use tdm_sdk::session::{Request, Session, SessionError, SessionOptions};
 use tdm_sdk::workspace::{workspace_dir, Workspace, WorkspaceError};
 
@@ -57,8 +55,7 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
             return Err(CliError::usage(format!("`{}` is not an installed plugin's id", args.id)).hint(hint));
         }
     }
-    let params = params::read(&args.params.source(), u64::from(DEFAULT_MAX_REQUEST_BYTES), std::io::stdin().lock())
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let params = args.params.read()?;
     let options = SessionOptions { cancel: sigint_cancel(), ..args.runner.session_options(global) };
     let mut session = match Session::open_installed(&workspace, &args.id, options) {
         Ok(session) => session,

@@ -8,10 +8,8 @@ use crate::hints::{self, Front};
 use crate::plugin_lines;
 use crate::terminal::errln;
 use clap::Args;
-use contour_core::policy::DEFAULT_MAX_REQUEST_BYTES;
 use std::path::{Path, PathBuf};
 use tdm_sdk::environment::Cancel;
-use tdm_sdk::params;
 use tdm_sdk::session::{Request, RunReport, Session, SessionError, SessionOptions};
 
 const EXAMPLES: &str = "\
@@ -52,8 +50,7 @@ pub fn main(args: &RunArgs, global: &GlobalArgs) -> u8 {
 
 fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     report::check_record(args.record.record.as_deref())?;
-    let params = params::read(&args.params.source(), u64::from(DEFAULT_MAX_REQUEST_BYTES), std::io::stdin().lock())
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let params = args.params.read()?;
     let options = SessionOptions {
         cancel: sigint_cancel(),
         grants: args.grants.clone(),
