@@ -151,6 +151,129 @@ fn fill_in(template: &str, host: &str, vault: &Vault, redaction: &mut Redaction)
     Ok(value)
 }
 
+/// Where the next request of a fetch goes, and how: a redirect moves it, may turn a POST into
+/// a GET, and after an https-to-http downgrade no secret is filled in again.
+struct Hop {
+    url: String,
+    host: String,
+    method: http::Method,
+    body: Option<String>,
+    downgraded: bool,
+}
+
+impl Hop {
+    /// Moves to the target of a redirect from `uri` (`location` as the server sent it), unless
+    /// it is not an http(s) URL.
+    fn follow(&mut self, uri: &http::Uri, status: u16, location: &str) -> Result<(), Failure> {
+        let next = resolve_location(uri, location.trim())
+            .map_err(|why| failure(BlockedReason::PermissionDenied, format!("`net.fetch` was redirected: {why}.")))?;
+        let next_host = url_host(&next).map_err(|why| {
+            failure(BlockedReason::PermissionDenied, format!("`net.fetch` was redirected, but {why}."))
+        })?;
+        if uri.scheme_str() == Some("https") && next.starts_with("http://") {
+            self.downgraded = true;
+        }
+        // 303 always, and 301/302 after a POST, continue as GET without a body.
+        if status == 303 && self.method != http::Method::HEAD
+            || matches!(status, 301 | 302) && self.method == http::Method::POST
+        {
+            self.method = http::Method::GET;
+            self.body = None;
+        }
+        self.url = next;
+        self.host = next_host;
+        Ok(())
+    }
+}
+
+/// Checks the host a request is about to go to against the grants. Core checked the URL the
+/// plugin gave; this is the check of every redirect target, before it is connected to.
+fn check_target(grants: &Permissions, host: &str) -> Result<(), Failure> {
+    if grants.iter().any(|grant| grant.allows_host(host)) {
+        return Ok(());
+    }
+    // The grant as `--grant` takes it: an IPv6 address in brackets.
+    let grant = if host.contains(':') { format!("network:[{host}]") } else { format!("network:{host}") };
+    Err(failure(
+        BlockedReason::PermissionDenied,
+        format!("`net.fetch` was redirected to `{host}`, which needs `{grant}`."),
+    ))
+}
+
+/// The plugin's headers on `builder`, secrets filled in for the hop's host (a secret that may
+/// not go there refuses the fetch on the first hop and is left out after a redirect; none is
+/// sent after a downgrade to http).
+fn with_headers(
+    mut builder: http::request::Builder,
+    headers: &[PluginHeader],
+    hop: &Hop,
+    miss: VaultMiss,
+    vault: &Vault,
+    redaction: &mut Redaction,
+) -> Result<http::request::Builder, Failure> {
+    for header in headers {
+        let value = if header.uses_vault {
+            if hop.downgraded {
+                continue;
+            }
+            match fill_in(&header.template, &hop.host, vault, redaction) {
+                Ok(value) => value,
+                Err(_) if miss == VaultMiss::Drop => continue,
+                Err(why) => {
+                    return Err(failure(
+                        BlockedReason::PermissionDenied,
+                        format!("`net.fetch` header `{}`: {why}.", header.name),
+                    ))
+                }
+            }
+        } else {
+            header.template.clone()
+        };
+        // The error never shows the value (it may hold a secret).
+        let value = http::HeaderValue::from_str(&value).map_err(|_| {
+            failure(
+                BlockedReason::InvalidHostRequest,
+                format!("`net.fetch`: the value of header `{}` is not a valid header value.", header.name),
+            )
+        })?;
+        builder = builder.header(header.name.clone(), value);
+    }
+    Ok(builder)
+}
+
+/// Sends one hop's request within what is left of the budget.
+fn send(
+    agent: &ureq::Agent,
+    builder: http::request::Builder,
+    hop: &Hop,
+    started: Instant,
+    budget: Duration,
+) -> Result<http::Response<ureq::Body>, Failure> {
+    let url = &hop.url;
+    let remaining = budget.saturating_sub(started.elapsed());
+    if remaining.is_zero() {
+        return Err(failure(
+            BlockedReason::HostIntentFailed,
+            format!("`net.fetch` of `{url}` ran out of time (the budget was {} ms).", millis(budget)),
+        ));
+    }
+    let built = match &hop.body {
+        Some(text) => builder.body(text.clone().into_bytes()),
+        None => builder.body(Vec::new()),
+    }
+    .map_err(|_| failure(BlockedReason::InvalidHostRequest, "`net.fetch`: the request cannot be built."))?;
+    let built = agent.configure_request(built).timeout_global(Some(remaining)).build();
+    agent.run(built).map_err(|error| {
+        let detail = match error {
+            ureq::Error::Timeout(_) => {
+                format!("`net.fetch` of `{url}` timed out after {} ms.", millis(started.elapsed()))
+            }
+            other => format!("`net.fetch` of `{url}` failed: {other}."),
+        };
+        failure(BlockedReason::HostIntentFailed, detail)
+    })
+}
+
 fn parse_headers(headers: &[(String, String)]) -> Result<Vec<PluginHeader>, Failure> {
     let mut parsed = Vec::with_capacity(headers.len());
     for (name, template) in headers {
@@ -273,6 +396,7 @@ impl Net {
         }
     }
 
+    /// The fetch and the redirects it follows by hand, each target checked again.
     fn run(
         &self,
         request: &FetchRequest<'_>,
@@ -282,7 +406,7 @@ impl Net {
         vault: &Vault,
         redaction: &mut Redaction,
     ) -> Result<Value, Failure> {
-        let mut method = http::Method::from_bytes(request.method.as_bytes()).map_err(|_| {
+        let method = http::Method::from_bytes(request.method.as_bytes()).map_err(|_| {
             failure(
                 BlockedReason::InvalidHostRequest,
                 format!("`net.fetch`: `{}` is not an HTTP method.", request.method),
@@ -298,112 +422,44 @@ impl Net {
                 .user_agent("contour-tdm")
                 .build(),
         );
-        let mut url = request.url.to_string();
-        let mut host = request.host.to_string();
-        let mut body = request.body.map(str::to_owned);
-        let mut downgraded = false;
-        for hop in 0..=MAX_REDIRECTS {
-            if !grants.iter().any(|grant| grant.allows_host(&host)) {
-                // The grant as `--grant` takes it: an IPv6 address in brackets.
-                let grant = if host.contains(':') { format!("network:[{host}]") } else { format!("network:{host}") };
-                return Err(failure(
-                    BlockedReason::PermissionDenied,
-                    format!("`net.fetch` was redirected to `{host}`, which needs `{grant}`."),
-                ));
-            }
-            let uri = client_uri(&url, &host)?;
-            let miss = if hop == 0 { VaultMiss::Refuse } else { VaultMiss::Drop };
-            let mut builder = http::Request::builder().method(method.clone()).uri(uri.clone());
-            for header in &headers {
-                let value = if header.uses_vault {
-                    if downgraded {
-                        continue;
-                    }
-                    match fill_in(&header.template, &host, vault, redaction) {
-                        Ok(value) => value,
-                        Err(_) if miss == VaultMiss::Drop => continue,
-                        Err(why) => {
-                            return Err(failure(
-                                BlockedReason::PermissionDenied,
-                                format!("`net.fetch` header `{}`: {why}.", header.name),
-                            ))
-                        }
-                    }
-                } else {
-                    header.template.clone()
-                };
-                // The error never shows the value (it may hold a secret).
-                let value = http::HeaderValue::from_str(&value).map_err(|_| {
-                    failure(
-                        BlockedReason::InvalidHostRequest,
-                        format!("`net.fetch`: the value of header `{}` is not a valid header value.", header.name),
-                    )
-                })?;
-                builder = builder.header(header.name.clone(), value);
-            }
-            let remaining = budget.saturating_sub(started.elapsed());
-            if remaining.is_zero() {
-                return Err(failure(
-                    BlockedReason::HostIntentFailed,
-                    format!("`net.fetch` of `{url}` ran out of time (the budget was {} ms).", millis(budget)),
-                ));
-            }
-            let built = match &body {
-                Some(text) => builder.body(text.clone().into_bytes()),
-                None => builder.body(Vec::new()),
-            }
-            .map_err(|_| failure(BlockedReason::InvalidHostRequest, "`net.fetch`: the request cannot be built."))?;
-            let built = agent.configure_request(built).timeout_global(Some(remaining)).build();
-            let response = agent.run(built).map_err(|error| {
-                let detail = match error {
-                    ureq::Error::Timeout(_) => {
-                        format!("`net.fetch` of `{url}` timed out after {} ms.", millis(started.elapsed()))
-                    }
-                    other => format!("`net.fetch` of `{url}` failed: {other}."),
-                };
-                failure(BlockedReason::HostIntentFailed, detail)
-            })?;
+        let mut hop = Hop {
+            url: request.url.to_string(),
+            host: request.host.to_string(),
+            method,
+            body: request.body.map(str::to_owned),
+            downgraded: false,
+        };
+        for n in 0..=MAX_REDIRECTS {
+            check_target(grants, &hop.host)?;
+            let uri = client_uri(&hop.url, &hop.host)?;
+            let miss = if n == 0 { VaultMiss::Refuse } else { VaultMiss::Drop };
+            let builder = http::Request::builder().method(hop.method.clone()).uri(uri.clone());
+            let builder = with_headers(builder, &headers, &hop, miss, vault, redaction)?;
+            let response = send(&agent, builder, &hop, started, budget)?;
             let status = response.status().as_u16();
             let location = response
                 .headers()
                 .get(http::header::LOCATION)
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
             match location {
-                Some(location) if is_redirect(status) && redaction.text(&location) != location => {
-                    // The server put a secret sent with the request into the redirect: the
-                    // next hop would carry it to wherever the target points.
-                    return Err(failure(
-                        BlockedReason::PermissionDenied,
-                        "`net.fetch` was redirected to a target that carries a secret sent with the request; it is not followed.",
-                    ));
-                }
                 Some(location) if is_redirect(status) => {
-                    if hop == MAX_REDIRECTS {
+                    if redaction.text(&location) != location {
+                        // The server put a secret sent with the request into the redirect: the
+                        // next hop would carry it to wherever the target points.
+                        return Err(failure(
+                            BlockedReason::PermissionDenied,
+                            "`net.fetch` was redirected to a target that carries a secret sent with the request; it is not followed.",
+                        ));
+                    }
+                    if n == MAX_REDIRECTS {
                         return Err(failure(
                             BlockedReason::HostIntentFailed,
                             format!("`net.fetch` of `{}` was redirected more than {MAX_REDIRECTS} times.", request.url),
                         ));
                     }
-                    let next = resolve_location(&uri, location.trim()).map_err(|why| {
-                        failure(BlockedReason::PermissionDenied, format!("`net.fetch` was redirected: {why}."))
-                    })?;
-                    let next_host = url_host(&next).map_err(|why| {
-                        failure(BlockedReason::PermissionDenied, format!("`net.fetch` was redirected, but {why}."))
-                    })?;
-                    if uri.scheme_str() == Some("https") && next.starts_with("http://") {
-                        downgraded = true;
-                    }
-                    // 303 always, and 301/302 after a POST, continue as GET without a body.
-                    if status == 303 && method != http::Method::HEAD
-                        || matches!(status, 301 | 302) && method == http::Method::POST
-                    {
-                        method = http::Method::GET;
-                        body = None;
-                    }
-                    url = next;
-                    host = next_host;
+                    hop.follow(&uri, status, &location)?;
                 }
-                _ => return self.answer(response, &url),
+                _ => return self.answer(response, &hop.url),
             }
         }
         Err(failure(BlockedReason::HostIntentFailed, "`net.fetch` followed too many redirects."))
