@@ -16,7 +16,7 @@
 use super::{audit, context, log, net, vault, PluginIdentity, StdIntents};
 use crate::environment::EnvironmentChoice;
 use contour_core::outcome::Blocked;
-use contour_core::{BlockedReason, CallContext, HostAnswer, Permissions, Plugin, Policy, Sandbox, Spent};
+use contour_core::{BlockedReason, CallContext, HostAnswer, IntentReport, Permissions, Plugin, Policy, Sandbox, Spent};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -128,41 +128,16 @@ impl Tools {
         context: &CallContext,
         log: &log::Log,
     ) -> HostAnswer {
-        if self.chain.iter().any(|id| id == tool) {
-            let mut cycle = self.chain.clone();
-            cycle.push(tool.to_string());
-            return HostAnswer::failed(
-                BlockedReason::PermissionDenied,
-                format!("tool.invoke refused: cycle: {}.", cycle.join(" -> ")),
-            );
-        }
-        if self.depth >= self.max_depth {
-            return HostAnswer::failed(
-                BlockedReason::HostIntentFailed,
-                format!("tool.invoke `{tool}` refused: depth limit {} reached.", self.max_depth),
-            );
-        }
-        let Some(module_path) = self.registry.get(tool) else {
-            return HostAnswer::failed(BlockedReason::HostIntentFailed, format!("No tool `{tool}` is installed."));
+        let module_path = match self.module_of(tool, context) {
+            Ok(path) => path.clone(),
+            Err(refused) => return refused,
         };
-        if context.fuel_remaining == 0 {
-            return HostAnswer::failed(BlockedReason::FuelExhausted, "No fuel is left for a nested tool call.");
-        }
-        let bytes = match crate::module_file::read_module(module_path) {
+        let bytes = match crate::module_file::read_module(&module_path) {
             Ok(bytes) => bytes,
             Err(e) => return HostAnswer::failed(BlockedReason::HostIntentFailed, format!("Tool `{tool}`: {e}.")),
         };
-        let defaults = Policy::default();
-        let timeout_ms =
-            context.remaining_ns.map_or(defaults.timeout_ms, |ns| ns.div_ceil(1_000_000).min(defaults.timeout_ms));
-        let policy = Policy {
-            fuel_per_intent: defaults.fuel_per_intent.min(context.fuel_remaining),
-            timeout_ms,
-            max_host_calls: context.host_calls_remaining,
-            max_host_bytes: context.host_bytes_remaining,
-            max_memory_bytes: defaults.max_memory_bytes.min(self.max_memory_bytes),
-            ..defaults
-        };
+        let policy = self.nested_policy(context);
+        let timeout_ms = policy.timeout_ms;
         let plugin = match Plugin::load(&bytes, policy) {
             Ok(plugin) => plugin,
             Err(failure) => {
@@ -187,43 +162,87 @@ impl Tools {
         let env = self.environment.environment(Duration::from_millis(timeout_ms));
         // One run: the launch and the intent share the budgets handed down above.
         let mut sandbox = Sandbox::new(Arc::new(plugin), env).with_host(Box::new(intents), grants);
-        let report = sandbox.execute(intent, params);
-        let spent = Spent {
-            fuel: report.fuel_used,
-            host_calls: report.host_calls,
-            host_bytes: report.host_bytes,
-            stdout: report.stdout,
-            stderr: report.stderr,
-        };
-        let outcome = &report.outcome;
-        if outcome.is_completed() {
-            // The tool's output passes on as the text it wrote, at any depth.
-            let output = outcome.output_json().and_then(|text| RawValue::from_string(text.to_string()).ok());
-            return match output {
-                Some(output) => HostAnswer { result: Ok(output), spent },
-                None => HostAnswer {
-                    spent,
-                    ..HostAnswer::failed(
-                        BlockedReason::HostFault,
-                        format!("Tool `{tool}` answered no readable output."),
-                    )
-                },
-            };
+        tool_answer(sandbox.execute(intent, params), tool, intent)
+    }
+
+    /// The module file of `tool`, or the answer refusing the call: a cycle, the depth limit, a
+    /// tool that is not registered, no fuel left.
+    fn module_of(&self, tool: &str, context: &CallContext) -> Result<&PathBuf, HostAnswer> {
+        if self.chain.iter().any(|id| id == tool) {
+            let mut cycle = self.chain.clone();
+            cycle.push(tool.to_string());
+            return Err(HostAnswer::failed(
+                BlockedReason::PermissionDenied,
+                format!("tool.invoke refused: cycle: {}.", cycle.join(" -> ")),
+            ));
         }
-        let reason = outcome.blocked_reason().unwrap_or("unknown");
-        let message = match &outcome.blocked {
-            Some(Blocked::Host(failure)) => failure.message(),
-            _ => serde_json::from_str::<Value>(&outcome.json)
-                .ok()
-                .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
-                .unwrap_or_default(),
-        };
-        HostAnswer {
-            spent,
-            ..HostAnswer::failed(
+        if self.depth >= self.max_depth {
+            return Err(HostAnswer::failed(
                 BlockedReason::HostIntentFailed,
-                format!("Tool `{tool}` intent `{intent}` failed with `{reason}`: {message}"),
-            )
+                format!("tool.invoke `{tool}` refused: depth limit {} reached.", self.max_depth),
+            ));
         }
+        let Some(module_path) = self.registry.get(tool) else {
+            return Err(HostAnswer::failed(BlockedReason::HostIntentFailed, format!("No tool `{tool}` is installed.")));
+        };
+        if context.fuel_remaining == 0 {
+            return Err(HostAnswer::failed(BlockedReason::FuelExhausted, "No fuel is left for a nested tool call."));
+        }
+        Ok(module_path)
+    }
+
+    /// The policy of a nested run: the defaults, within the caller's remaining fuel, time, host
+    /// calls and host bytes and this host's memory cap.
+    fn nested_policy(&self, context: &CallContext) -> Policy {
+        let defaults = Policy::default();
+        let timeout_ms =
+            context.remaining_ns.map_or(defaults.timeout_ms, |ns| ns.div_ceil(1_000_000).min(defaults.timeout_ms));
+        Policy {
+            fuel_per_intent: defaults.fuel_per_intent.min(context.fuel_remaining),
+            timeout_ms,
+            max_host_calls: context.host_calls_remaining,
+            max_host_bytes: context.host_bytes_remaining,
+            max_memory_bytes: defaults.max_memory_bytes.min(self.max_memory_bytes),
+            ..defaults
+        }
+    }
+}
+
+/// The caller's answer for a tool's run: its output as the text it wrote, or why it failed,
+/// with what it spent either way.
+fn tool_answer(report: IntentReport, tool: &str, intent: &str) -> HostAnswer {
+    let spent = Spent {
+        fuel: report.fuel_used,
+        host_calls: report.host_calls,
+        host_bytes: report.host_bytes,
+        stdout: report.stdout,
+        stderr: report.stderr,
+    };
+    let outcome = &report.outcome;
+    if outcome.is_completed() {
+        // The tool's output passes on as the text it wrote, at any depth.
+        let output = outcome.output_json().and_then(|text| RawValue::from_string(text.to_string()).ok());
+        return match output {
+            Some(output) => HostAnswer { result: Ok(output), spent },
+            None => HostAnswer {
+                spent,
+                ..HostAnswer::failed(BlockedReason::HostFault, format!("Tool `{tool}` answered no readable output."))
+            },
+        };
+    }
+    let reason = outcome.blocked_reason().unwrap_or("unknown");
+    let message = match &outcome.blocked {
+        Some(Blocked::Host(failure)) => failure.message(),
+        _ => serde_json::from_str::<Value>(&outcome.json)
+            .ok()
+            .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default(),
+    };
+    HostAnswer {
+        spent,
+        ..HostAnswer::failed(
+            BlockedReason::HostIntentFailed,
+            format!("Tool `{tool}` intent `{intent}` failed with `{reason}`: {message}"),
+        )
     }
 }
