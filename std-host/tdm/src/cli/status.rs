@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tdm_sdk::limits::format_size;
 use tdm_sdk::operator;
 use tdm_sdk::package::Package;
-use tdm_sdk::workspace::{workspace_dir, PluginState, Workspace, AUDIT_FILE};
+use tdm_sdk::workspace::{workspace_dir, InstalledPlugin, PluginState, Workspace, AUDIT_FILE};
 
 /// `tdm workspace`'s subcommands.
 #[derive(Debug, Args)]
@@ -61,52 +61,7 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, CliError> {
     let state = workspace.read_state()?;
     let audit_path = workspace.dir.join(AUDIT_FILE);
     let audit_bytes = std::fs::metadata(&audit_path).map_or(0, |m| m.len());
-    let mut rows = Vec::new();
-    for (id, plugin) in &state.plugins {
-        // One read of the package gives the state, the limits and the intents shown.
-        let files = operator::read_installed(&workspace, plugin).ok();
-        let plugin_state = operator::state_on_disk(plugin, files.as_ref());
-        let package = files.and_then(|f| Package::verify(f).ok());
-        // A package that no longer reads or verifies has no limits or intents to show: null
-        // (`?` in the table), never the defaults, which could read as more than was approved.
-        let limits = package.as_ref().map_or(Value::Null, |p| {
-            let policy = p.policy();
-            json!({
-                "maxMemoryBytes": policy.max_memory_bytes,
-                "fuelPerIntent": policy.fuel_per_intent,
-                "timeoutMs": policy.timeout_ms,
-            })
-        });
-        let intents = package.as_ref().map_or(Value::Null, |p| {
-            p.manifest.intents.iter().map(|i| json!({"name": i.name, "description": i.description})).collect()
-        });
-        // What a call runs with: everything it asks for, when all of it is approved (never an
-        // approved permission a later version stopped asking for).
-        let granted: Vec<String> = match plugin_state {
-            PluginState::Approved => plugin.requested.clone(),
-            _ => Vec::new(),
-        };
-        rows.push(json!({
-            "id": id,
-            "version": plugin.version,
-            "hash": plugin.sha256,
-            "hashPrefix": prefix(&plugin.sha256, 12),
-            "state": plugin_state.as_str(),
-            "intents": intents,
-            "requested": plugin.requested,
-            "granted": granted,
-            "price": plugin.price,
-            "limits": limits,
-            "lastCall": plugin.last_call.as_ref().map(|c| json!({
-                "method": c.method,
-                "status": c.status,
-                "blockedReason": c.blocked_reason,
-                "fuelUsed": c.fuel_used,
-                "peakMemoryBytes": c.peak_memory_bytes,
-                "durationUs": c.duration_us,
-            })),
-        }));
-    }
+    let rows: Vec<Value> = state.plugins.iter().map(|(id, plugin)| row(&workspace, id, plugin)).collect();
     if json {
         terminal::out_json(
             &json!({"workspace": workspace.dir.display().to_string(), "auditLogBytes": audit_bytes, "plugins": rows})
@@ -120,9 +75,62 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, CliError> {
         outln!("no plugins installed (tdm install ID --hub DIR, or tdm install PATH)");
         return Ok(EXIT_COMPLETED);
     }
+    table(&rows).print();
+    Ok(EXIT_COMPLETED)
+}
+
+/// One installed plugin as `--json` shows it (the table is made from the same values).
+fn row(workspace: &Workspace, id: &str, plugin: &InstalledPlugin) -> Value {
+    // One read of the package gives the state, the limits and the intents shown.
+    let files = operator::read_installed(workspace, plugin).ok();
+    let plugin_state = operator::state_on_disk(plugin, files.as_ref());
+    let package = files.and_then(|f| Package::verify(f).ok());
+    // A package that no longer reads or verifies has no limits or intents to show: null
+    // (`?` in the table), never the defaults, which could read as more than was approved.
+    let limits = package.as_ref().map_or(Value::Null, |p| {
+        let policy = p.policy();
+        json!({
+            "maxMemoryBytes": policy.max_memory_bytes,
+            "fuelPerIntent": policy.fuel_per_intent,
+            "timeoutMs": policy.timeout_ms,
+        })
+    });
+    let intents = package.as_ref().map_or(Value::Null, |p| {
+        p.manifest.intents.iter().map(|i| json!({"name": i.name, "description": i.description})).collect()
+    });
+    // What a call runs with: everything it asks for, when all of it is approved (never an
+    // approved permission a later version stopped asking for).
+    let granted: Vec<String> = match plugin_state {
+        PluginState::Approved => plugin.requested.clone(),
+        _ => Vec::new(),
+    };
+    json!({
+        "id": id,
+        "version": plugin.version,
+        "hash": plugin.sha256,
+        "hashPrefix": prefix(&plugin.sha256, 12),
+        "state": plugin_state.as_str(),
+        "intents": intents,
+        "requested": plugin.requested,
+        "granted": granted,
+        "price": plugin.price,
+        "limits": limits,
+        "lastCall": plugin.last_call.as_ref().map(|c| json!({
+            "method": c.method,
+            "status": c.status,
+            "blockedReason": c.blocked_reason,
+            "fuelUsed": c.fuel_used,
+            "peakMemoryBytes": c.peak_memory_bytes,
+            "durationUs": c.duration_us,
+        })),
+    })
+}
+
+/// The status table of `rows`.
+fn table(rows: &[Value]) -> Table {
     let mut table =
         Table::new(&["ID", "VERSION", "HASH", "STATE", "INTENTS", "REQUESTED", "GRANTED", "LIMITS", "LAST CALL"]);
-    for row in &rows {
+    for row in rows {
         let limits = match &row["limits"] {
             Value::Null => "?".to_string(),
             limits => format!(
@@ -156,6 +164,5 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, CliError> {
             last,
         ]);
     }
-    table.print();
-    Ok(EXIT_COMPLETED)
+    table
 }

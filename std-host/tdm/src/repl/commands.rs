@@ -19,88 +19,17 @@ impl Repl {
         let name = command.name();
         let mut text: Vec<u8> = Vec::new();
         let result: Result<Value, String> = match command {
-            Command::Help => {
-                textln!(&mut text, "METHOD [JSON params]   run an intent (params default to {{}}; may span lines)")?;
-                textln!(&mut text, "METHOD @FILE           run an intent with the params in FILE")?;
-                textln!(&mut text, "{{...}}                  send a raw JSON-RPC request as is")?;
-                for (name, help) in COMMANDS {
-                    textln!(&mut text, "{name:<22} {help}")?;
-                }
-                textln!(&mut text, "Ctrl-C cancels a running intent; Tab completes commands and intents")?;
-                Ok(json!({}))
-            }
+            Command::Help => help(&mut text)?,
             Command::Intents => Ok(self.intents(&mut text)?),
-            Command::Limits => {
-                let fields = limit_fields(self.session.policy());
-                for (name, value) in &fields {
-                    let shown = if *name == "max_memory_bytes" {
-                        memory(self.session.policy().max_memory_bytes)
-                    } else {
-                        plain(value)
-                    };
-                    textln!(&mut text, "{name:<24} {shown}")?;
-                }
-                // The same fields for scripts, named as every other JSON document names them.
-                Ok(Value::Object(fields.into_iter().map(|(name, value)| (camel(name), value)).collect()))
-            }
+            Command::Limits => self.limits(&mut text)?,
             Command::Fuel(None) => {
                 let fuel = self.session.policy().fuel_per_intent;
                 textln!(&mut text, "fuel per intent: {fuel}")?;
                 Ok(json!({"fuelPerIntent": fuel}))
             }
-            Command::Fuel(Some(fuel)) => match self.session.set_fuel(fuel) {
-                Ok(()) => {
-                    let stopped = self.stop_for_change(&mut text)?;
-                    textln!(
-                        &mut text,
-                        "fuel per intent: {fuel} (plugin reloaded; the next intent starts a fresh instance)"
-                    )?;
-                    Ok(json!({"fuelPerIntent": fuel, "recordingStopped": stopped}))
-                }
-                Err(SessionError::AboveApproval(mut above)) => {
-                    above.flag = ":fuel";
-                    Err(format!("cannot set the fuel budget: {above}"))
-                }
-                Err(e) => Err(format!("cannot set the fuel budget: {e}")),
-            },
-            Command::Grant(perm) => {
-                let before = self.session.grants().clone();
-                match self.session.grant(&perm) {
-                    // Already granted: nothing changes (the instance and a recording go on).
-                    Ok(message) if *self.session.grants() == before => {
-                        textln!(&mut text, "{message}")?;
-                        let grants: Vec<String> = before.iter().map(ToString::to_string).collect();
-                        Ok(json!({"granted": grants, "recordingStopped": false}))
-                    }
-                    Ok(message) => {
-                        let stopped = self.stop_for_change(&mut text)?;
-                        textln!(&mut text, "{message}; the next intent starts a fresh instance")?;
-                        let grants: Vec<String> = self.session.grants().iter().map(ToString::to_string).collect();
-                        Ok(json!({"granted": grants, "recordingStopped": stopped}))
-                    }
-                    Err(message) => Err(message.to_string()),
-                }
-            }
-            Command::Stats => {
-                let stats = &self.stats;
-                let micros = stats.total_time.as_micros();
-                textln!(
-                    &mut text,
-                    "intents run: {} ({} failed, {} cancelled) | total fuel: {} | last peak memory: {} | total time: {}.{:03} ms",
-                    stats.intents,
-                    stats.failed,
-                    stats.cancelled,
-                    stats.total_fuel,
-                    stats.last_peak_memory.map_or_else(|| "-".to_string(), memory),
-                    micros / 1000,
-                    micros % 1000
-                )?;
-                Ok(json!({
-                    "intents": stats.intents, "failed": stats.failed, "cancelled": stats.cancelled,
-                    "totalFuel": stats.total_fuel, "lastPeakMemoryBytes": stats.last_peak_memory,
-                    "totalTimeUs": u64::try_from(micros).unwrap_or(u64::MAX),
-                }))
-            }
+            Command::Fuel(Some(fuel)) => self.set_fuel(fuel, &mut text)?,
+            Command::Grant(perm) => self.grant(&perm, &mut text)?,
+            Command::Stats => self.stats(&mut text)?,
             Command::Reset => {
                 // A trace replays its intents in one instance relaunched only after a failure:
                 // a reset it did not see would make its replay diverge, so it ends the recording.
@@ -109,15 +38,7 @@ impl Repl {
                 textln!(&mut text, "instance discarded: the next intent starts a fresh one")?;
                 Ok(json!({"recordingStopped": stopped}))
             }
-            Command::Reload => match self.session.reload() {
-                Ok(changed) => {
-                    let stopped = self.stop_for_change(&mut text)?;
-                    let what = if changed { "the module changed" } else { "the module is unchanged" };
-                    textln!(&mut text, "reloaded ({what}); the next intent starts a fresh instance")?;
-                    Ok(json!({"changed": changed, "hash": self.session.identity.hash, "recordingStopped": stopped}))
-                }
-                Err(e) => Err(format!("not reloaded, the session keeps the module it had: {e}")),
-            },
+            Command::Reload => self.reload(&mut text)?,
             Command::Load(path) => return self.load(&path, out, err),
             Command::Record(path) => self.record(&path, &mut text)?,
             Command::Stop => match self.end_recording() {
@@ -137,6 +58,89 @@ impl Repl {
             Err(message) => self.error(out, err, &message)?,
         }
         Ok(if name == "quit" { Flow::Quit } else { Flow::Continue })
+    }
+
+    /// `:limits`: the policy the plugin runs under.
+    fn limits(&self, text: &mut Vec<u8>) -> io::Result<Result<Value, String>> {
+        let fields = limit_fields(self.session.policy());
+        for (name, value) in &fields {
+            let shown =
+                if *name == "max_memory_bytes" { memory(self.session.policy().max_memory_bytes) } else { plain(value) };
+            textln!(text, "{name:<24} {shown}")?;
+        }
+        // The same fields for scripts, named as every other JSON document names them.
+        Ok(Ok(Value::Object(fields.into_iter().map(|(name, value)| (camel(name), value)).collect())))
+    }
+
+    /// `:fuel N`: a new budget (the plugin is reloaded; within an approval).
+    fn set_fuel(&mut self, fuel: u64, text: &mut Vec<u8>) -> io::Result<Result<Value, String>> {
+        Ok(match self.session.set_fuel(fuel) {
+            Ok(()) => {
+                let stopped = self.stop_for_change(text)?;
+                textln!(text, "fuel per intent: {fuel} (plugin reloaded; the next intent starts a fresh instance)")?;
+                Ok(json!({"fuelPerIntent": fuel, "recordingStopped": stopped}))
+            }
+            Err(SessionError::AboveApproval(mut above)) => {
+                above.flag = ":fuel";
+                Err(format!("cannot set the fuel budget: {above}"))
+            }
+            Err(e) => Err(format!("cannot set the fuel budget: {e}")),
+        })
+    }
+
+    /// `:grant PERM` (module files only).
+    fn grant(&mut self, perm: &str, text: &mut Vec<u8>) -> io::Result<Result<Value, String>> {
+        let before = self.session.grants().clone();
+        Ok(match self.session.grant(perm) {
+            // Already granted: nothing changes (the instance and a recording go on).
+            Ok(message) if *self.session.grants() == before => {
+                textln!(text, "{message}")?;
+                let grants: Vec<String> = before.iter().map(ToString::to_string).collect();
+                Ok(json!({"granted": grants, "recordingStopped": false}))
+            }
+            Ok(message) => {
+                let stopped = self.stop_for_change(text)?;
+                textln!(text, "{message}; the next intent starts a fresh instance")?;
+                let grants: Vec<String> = self.session.grants().iter().map(ToString::to_string).collect();
+                Ok(json!({"granted": grants, "recordingStopped": stopped}))
+            }
+            Err(message) => Err(message.to_string()),
+        })
+    }
+
+    /// `:stats`: the figures of the whole session.
+    fn stats(&self, text: &mut Vec<u8>) -> io::Result<Result<Value, String>> {
+        let stats = &self.stats;
+        let micros = stats.total_time.as_micros();
+        textln!(
+            text,
+            "intents run: {} ({} failed, {} cancelled) | total fuel: {} | last peak memory: {} | total time: {}.{:03} ms",
+            stats.intents,
+            stats.failed,
+            stats.cancelled,
+            stats.total_fuel,
+            stats.last_peak_memory.map_or_else(|| "-".to_string(), memory),
+            micros / 1000,
+            micros % 1000
+        )?;
+        Ok(Ok(json!({
+            "intents": stats.intents, "failed": stats.failed, "cancelled": stats.cancelled,
+            "totalFuel": stats.total_fuel, "lastPeakMemoryBytes": stats.last_peak_memory,
+            "totalTimeUs": u64::try_from(micros).unwrap_or(u64::MAX),
+        })))
+    }
+
+    /// `:reload`: the plugin read again (an installed one through its approval).
+    fn reload(&mut self, text: &mut Vec<u8>) -> io::Result<Result<Value, String>> {
+        Ok(match self.session.reload() {
+            Ok(changed) => {
+                let stopped = self.stop_for_change(text)?;
+                let what = if changed { "the module changed" } else { "the module is unchanged" };
+                textln!(text, "reloaded ({what}); the next intent starts a fresh instance")?;
+                Ok(json!({"changed": changed, "hash": self.session.identity.hash, "recordingStopped": stopped}))
+            }
+            Err(e) => Err(format!("not reloaded, the session keeps the module it had: {e}")),
+        })
     }
 
     /// `:record FILE`: starts recording into FILE from a fresh instance.
@@ -223,6 +227,17 @@ impl Repl {
     }
 }
 
+/// `:help`: what an entry can be and every command.
+fn help(text: &mut Vec<u8>) -> io::Result<Result<Value, String>> {
+    textln!(text, "METHOD [JSON params]   run an intent (params default to {{}}; may span lines)")?;
+    textln!(text, "METHOD @FILE           run an intent with the params in FILE")?;
+    textln!(text, "{{...}}                  send a raw JSON-RPC request as is")?;
+    for (name, help) in COMMANDS {
+        textln!(text, "{name:<22} {help}")?;
+    }
+    textln!(text, "Ctrl-C cancels a running intent; Tab completes commands and intents")?;
+    Ok(Ok(json!({})))
+}
 /// Every field of the policy, one per line.
 /// Every limit of `policy`, by its `Policy` field name.
 fn limit_fields(policy: &Policy) -> Vec<(&'static str, Value)> {
