@@ -10,10 +10,12 @@ use crate::exit::{EXIT_EXEC_CANCELLED, EXIT_EXEC_LIMIT, EXIT_EXEC_REJECTED, EXIT
 use crate::hints::{command_message, recovery_hint, Context, Front};
 use crate::terminal::{self, errln};
 use clap::Args;
-use contour_core::{run_command, BlockedReason, CommandExit, Failure, Plugin, Profile, WasiConfig};
+use contour_core::{
+    run_command, BlockedReason, CommandExit, CommandReport, Failure, Plugin, Policy, Profile, WasiConfig,
+};
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tdm_sdk::command::{command_policy, stats_line};
 use tdm_sdk::dirfs::DirFs;
 use tdm_sdk::environment::Cancel;
@@ -169,76 +171,19 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     let limits = args.runner.limits.limits();
     let base = command_policy(limits.fuel, limits.timeout);
     let policy = limits.apply(&base);
-    let bytes = match read_module_within(&args.module, policy.max_module_bytes) {
-        Ok(bytes) => bytes,
-        Err(ModuleFileError::Wat(e)) => {
-            let error = CliError::wat(&e);
-            let failure = Failure::new(BlockedReason::InvalidModule, e.headline());
-            if args.json.json {
-                report(args, "rejected", &failure, None, at_load());
-            } else {
-                errln!("tdm: error: {}", error.message);
-                for line in &error.detail {
-                    errln!("  {line}");
-                }
-            }
-            return Ok(EXIT_EXEC_REJECTED);
-        }
-        Err(ModuleFileError::File(e)) => return Err(e.into()),
-    };
-    let plugin = match Plugin::load_as(&bytes, policy, Profile::Command) {
+    let plugin = match load(args, policy)? {
         Ok(plugin) => plugin,
-        Err(failure) => {
-            let hint = tdm_sdk::module_kind::is_plugin(&bytes).then(|| {
-                format!(
-                    "{} is a plugin, not a WASI command (it exports tdm_plugin_execute_intent, not _start): \
-                     run one of its intents with `tdm run {} METHOD`",
-                    args.module.display(),
-                    args.module.display()
-                )
-            });
-            report(args, "rejected", &failure, hint, at_load());
-            return Ok(EXIT_EXEC_REJECTED);
-        }
+        Err(code) => return Ok(code),
     };
-    let dirs = preopens(&args.dirs)?;
-    let fs: Option<Box<dyn contour_core::fs::ReadOnlyFs>> = if dirs.is_empty() {
-        None
-    } else {
-        Some(Box::new(DirFs::open(&dirs).map_err(|e| CliError::usage(e.to_string()))?))
-    };
-    let argv0 = args.module.file_name().map_or_else(|| "module".to_string(), |n| n.to_string_lossy().into_owned());
-    let mut argv = vec![argv0];
-    argv.extend(args.args.iter().cloned());
     let cancel = super::run::sigint_cancel();
-    let wasi = WasiConfig {
-        args: argv,
-        environ: args.envs.clone(),
-        fs,
-        output: Some(Box::new(CommandOutput::stdio(cancel.clone()))),
-        stdin: Some(Box::new(StdinReader::stdin())),
-        stdio: stdio_kinds(),
-    };
+    let wasi = wasi_config(args, &cancel)?;
     let budget = plugin.policy().fuel_per_intent;
     let env = command_environment(args.runner.seed.seed, plugin.policy(), cancel.clone());
     let started = Instant::now();
     let report_of_run = run_command(&plugin, env, wasi);
     let cancelled = cancel.as_ref().is_some_and(Cancel::clear);
     if args.runner.limits.stats {
-        let elapsed = started.elapsed();
-        if args.json.json {
-            let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
-            let stats = json!({
-                "fuelUsed": report_of_run.fuel_used,
-                "fuelBudget": budget,
-                "peakMemoryBytes": report_of_run.peak_memory_bytes,
-                "elapsedUs": elapsed_us,
-                "cancelled": cancelled,
-            });
-            errln_json(&json!({ "stats": stats }));
-        } else {
-            errln!("{}", stats_line(&report_of_run, budget, elapsed));
-        }
+        print_stats(args, &report_of_run, budget, started.elapsed(), cancelled);
     }
     match report_of_run.exit {
         CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
@@ -253,6 +198,79 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
                 _ => EXIT_EXEC_LIMIT,
             })
         }
+    }
+}
+
+/// The command module loaded under `policy`, or the exit code of its rejection (said on
+/// stderr: a `.wat` error with its line, a plugin with the command that runs it).
+fn load(args: &ExecArgs, policy: Policy) -> Result<Result<Plugin, u8>, CliError> {
+    let bytes = match read_module_within(&args.module, policy.max_module_bytes) {
+        Ok(bytes) => bytes,
+        Err(ModuleFileError::Wat(e)) => {
+            let error = CliError::wat(&e);
+            let failure = Failure::new(BlockedReason::InvalidModule, e.headline());
+            if args.json.json {
+                report(args, "rejected", &failure, None, at_load());
+            } else {
+                errln!("tdm: error: {}", error.message);
+                for line in &error.detail {
+                    errln!("  {line}");
+                }
+            }
+            return Ok(Err(EXIT_EXEC_REJECTED));
+        }
+        Err(ModuleFileError::File(e)) => return Err(e.into()),
+    };
+    Ok(Plugin::load_as(&bytes, policy, Profile::Command).map_err(|failure| {
+        let hint = tdm_sdk::module_kind::is_plugin(&bytes).then(|| {
+            format!(
+                "{} is a plugin, not a WASI command (it exports tdm_plugin_execute_intent, not _start): \
+                 run one of its intents with `tdm run {} METHOD`",
+                args.module.display(),
+                args.module.display()
+            )
+        });
+        report(args, "rejected", &failure, hint, at_load());
+        EXIT_EXEC_REJECTED
+    }))
+}
+
+/// What the command sees: argv (the module's file name, then ARGS), `--env`, the `--dir`
+/// preopens read-only, tdm's own stdio (output written within the deadline).
+fn wasi_config(args: &ExecArgs, cancel: &Option<Cancel>) -> Result<WasiConfig, CliError> {
+    let dirs = preopens(&args.dirs)?;
+    let fs: Option<Box<dyn contour_core::fs::ReadOnlyFs>> = if dirs.is_empty() {
+        None
+    } else {
+        Some(Box::new(DirFs::open(&dirs).map_err(|e| CliError::usage(e.to_string()))?))
+    };
+    let argv0 = args.module.file_name().map_or_else(|| "module".to_string(), |n| n.to_string_lossy().into_owned());
+    let mut argv = vec![argv0];
+    argv.extend(args.args.iter().cloned());
+    Ok(WasiConfig {
+        args: argv,
+        environ: args.envs.clone(),
+        fs,
+        output: Some(Box::new(CommandOutput::stdio(cancel.clone()))),
+        stdin: Some(Box::new(StdinReader::stdin())),
+        stdio: stdio_kinds(),
+    })
+}
+
+/// `--stats` of a command on stderr: a text line, or one JSON line with `--json`.
+fn print_stats(args: &ExecArgs, run: &CommandReport, budget: u64, elapsed: Duration, cancelled: bool) {
+    if args.json.json {
+        let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        let stats = json!({
+            "fuelUsed": run.fuel_used,
+            "fuelBudget": budget,
+            "peakMemoryBytes": run.peak_memory_bytes,
+            "elapsedUs": elapsed_us,
+            "cancelled": cancelled,
+        });
+        errln_json(&json!({ "stats": stats }));
+    } else {
+        errln!("{}", stats_line(run, budget, elapsed));
     }
 }
 
