@@ -244,6 +244,7 @@ fn limit_fields(policy: &Policy) -> Vec<(&'static str, Value)> {
         ("timeout_ms", json!(policy.timeout_ms)),
         ("max_call_depth", json!(policy.max_call_depth)),
         ("max_request_bytes", json!(policy.max_request_bytes)),
+        ("max_request_depth", json!(policy.max_request_depth)),
         ("max_response_bytes", json!(policy.max_response_bytes)),
         ("max_output_bytes", json!(policy.max_output_bytes)),
         ("max_module_bytes", json!(policy.max_module_bytes)),
