@@ -40,6 +40,7 @@ pub mod params;
 pub mod repl;
 pub mod session;
 pub mod stdio;
+pub mod stdout_delivery;
 pub mod table;
 pub mod terminal;
 pub mod traces;
