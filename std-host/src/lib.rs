@@ -41,6 +41,7 @@ pub mod repl;
 pub mod session;
 pub mod stdio;
 pub mod stdout_delivery;
+pub mod strict_map;
 pub mod table;
 pub mod terminal;
 pub mod traces;

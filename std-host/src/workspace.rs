@@ -119,10 +119,18 @@ pub struct InstalledPlugin {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct State {
-    /// Format version.
+    /// Format version ([`STATE_VERSION`]; any other is refused, never read as this one).
     pub version: u32,
-    /// Installed plugins by id.
+    /// Installed plugins by id (an id listed twice is refused).
+    #[serde(deserialize_with = "unique_plugins")]
     pub plugins: BTreeMap<String, InstalledPlugin>,
+}
+
+/// The format version of the state file this tdm reads and writes.
+pub const STATE_VERSION: u32 = 1;
+
+fn unique_plugins<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, InstalledPlugin>, D::Error> {
+    crate::strict_map::unique_keys(d, "plugin")
 }
 
 /// A plugin's lifecycle state, as `tdm workspace status` shows it.
@@ -236,7 +244,7 @@ impl InstalledPlugin {
 impl State {
     /// The state of a workspace with nothing installed (no state file yet).
     pub fn empty() -> Self {
-        Self { version: 1, plugins: BTreeMap::new() }
+        Self { version: STATE_VERSION, plugins: BTreeMap::new() }
     }
 
     /// Parses the bytes of a state file and checks every entry; `path` names the file in errors.
@@ -250,6 +258,13 @@ impl State {
 
     /// Checks every entry (see [`InstalledPlugin`]); the first bad one is named.
     fn check(&self) -> Result<(), String> {
+        if self.version != STATE_VERSION {
+            return Err(format!(
+                "its format version is {}, and this tdm reads version {STATE_VERSION} only (a newer or older \
+                 tdm wrote it): use the tdm that wrote it, or move the file away and install again",
+                self.version
+            ));
+        }
         for (id, plugin) in &self.plugins {
             if let Some(why) = plugin.problem(id) {
                 return Err(format!("entry `{}`: {why}", files::truncated(id, 80)));
