@@ -218,7 +218,7 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
         environ: args.envs.clone(),
         fs,
         output: Some(Box::new(CommandOutput::stdio(cancel.clone()))),
-        stdin: Some(Box::new(StdinReader::stdin())),
+        stdin: Some(Box::new(StdinReader::stdin().with_cancel(cancel.clone()))),
         stdio: stdio_kinds(),
     };
     let budget = plugin.policy().fuel_per_intent;

@@ -70,9 +70,10 @@ pub(super) fn interactive(session: Session, history: Option<PathBuf>) -> Result<
         }
     }
     // While an intent runs the terminal is in cooked mode and Ctrl-C is SIGINT: it only sets
-    // the cancel flag (signal-hook's handler does nothing else), so the session goes on.
+    // the cancel flag (signal-hook's handler does nothing else), so the session goes on; a
+    // second one while the first is still pending exits at once (130), as when piped.
     if let Some(cancel) = session.cancel() {
-        if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGINT, cancel.flag()) {
+        if let Err(e) = cancel.watch_sigint() {
             errln!("tdm repl: warning: Ctrl-C cannot cancel an intent here ({e}): it would end the REPL");
         }
     }

@@ -336,7 +336,7 @@ impl Session {
             log: Log::new(LOG_MAX_COUNT, LOG_MAX_BYTES)
                 .showing(self.options.log_level)
                 .with_sink(Arc::clone(&self.log_lines)),
-            net: Net::new(NET_MAX_BODY_BYTES),
+            net: Net::new(NET_MAX_BODY_BYTES).with_cancel(self.options.cancel.clone()),
             vault: Vault::load(vault_path.as_deref()).map_err(SessionError::Usage)?,
             context: Context::load(context_path.as_deref()).map_err(SessionError::Usage)?,
             audit: AuditLog::new(Some(audit_path)),
