@@ -5,6 +5,8 @@
 //! never following a symlink, and checked to be the very file looked at (device and inode).
 //! Also the truncation of file content quoted in an error message.
 
+pub mod output;
+
 use std::fmt;
 use std::fs::File;
 use std::io::{ErrorKind, Read};
@@ -284,8 +286,8 @@ impl FileId {
         }
     }
 
-    /// The identity of an open handle's metadata.
-    fn of_handle(metadata: &std::fs::Metadata) -> Self {
+    /// The identity of an open handle's metadata (or of a path's, following links).
+    pub(crate) fn of_handle(metadata: &std::fs::Metadata) -> Self {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;

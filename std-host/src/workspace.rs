@@ -32,6 +32,8 @@ pub fn workspace_dir(flag: Option<&Path>) -> PathBuf {
 pub const STATE_FILE: &str = "state.json";
 /// The lock guarding the state file.
 pub const LOCK_FILE: &str = "state.lock";
+/// The terminal REPL's history of entries.
+pub const HISTORY_FILE: &str = "repl_history";
 /// Installed packages live under this folder.
 pub const PACKAGES_DIR: &str = "packages";
 /// The most bytes the state file may have (an entry is under 2 KiB: thousands of plugins).

@@ -9,7 +9,7 @@ use super::run::{refused_at_load, sigint_cancel};
 use crate::hints::Front;
 use crate::operator;
 use crate::params;
-use crate::session::{HostFiles, Request, Session, SessionError, SessionOptions};
+use crate::session::{outputs_of, HostFiles, Request, Session, SessionError, SessionOptions};
 use crate::terminal::errln;
 use crate::workspace::{now_ms, workspace_dir, LastCall, Workspace, WorkspaceError};
 use clap::Args;
@@ -50,7 +50,8 @@ pub fn main(args: &CallArgs, global: &GlobalArgs) -> u8 {
 }
 
 fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
-    report::check_record(args.record.record.as_deref())?;
+    let files = HostFiles { workspace: args.ws.workspace.clone(), ..HostFiles::default() };
+    report::check_record(args.record.record.as_deref(), &outputs_of(&files))?;
     let workspace = Workspace::existing(workspace_dir(args.ws.workspace.as_deref()));
     // A state that cannot be read is reported as it is, before any guess about the id.
     let installed = workspace.read_state()?.plugins.contains_key(&args.id);
@@ -100,5 +101,6 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
         errln!("tdm: could not record the call in the workspace: {e}");
     }
     let code = report::print_outcome(&ran.outcome_json(Front::Call), outcome.is_completed());
-    Ok(report::finish_recording(&mut sandbox, args.record.record.as_deref(), args.json.json).unwrap_or(code))
+    let outputs = outputs_of(&files);
+    Ok(report::finish_recording(&mut sandbox, args.record.record.as_deref(), &outputs, args.json.json).unwrap_or(code))
 }

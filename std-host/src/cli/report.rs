@@ -3,6 +3,7 @@
 //! line goes through [`crate::terminal`].
 
 use crate::exit::{EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE};
+use crate::files::output::Outputs;
 use crate::files::FileError;
 use crate::module_file::WatError;
 use crate::operator::OperatorError;
@@ -170,10 +171,10 @@ impl From<OperatorError> for CliError {
 /// Checks the `--record` path before the plugin runs ([`crate::traces::check_trace_path`]), so
 /// a path that cannot be written is the command's one error, not a second document after the
 /// outcome.
-pub fn check_record(record: Option<&std::path::Path>) -> Result<(), CliError> {
+pub fn check_record(record: Option<&std::path::Path>, outputs: &Outputs) -> Result<(), CliError> {
     match record {
         // A path that cannot be written is a flag given wrong, as a file that is not there is.
-        Some(path) => crate::traces::check_trace_path(path).map_err(|e| {
+        Some(path) => crate::traces::check_trace_path(path, outputs).map_err(|e| {
             CliError::usage(format!("--record: {e}"))
                 .hint("give --record a file in a folder that exists and tdm can write")
         }),
@@ -199,11 +200,12 @@ pub fn start_recording(
 pub fn finish_recording(
     sandbox: &mut contour_core::Sandbox,
     record: Option<&std::path::Path>,
+    outputs: &Outputs,
     json: bool,
 ) -> Option<u8> {
     let path = record?;
     let written = match sandbox.stop_recording() {
-        Some(Ok(trace)) => crate::traces::write_trace(path, &trace).map(|()| trace.intents.len()),
+        Some(Ok(trace)) => crate::traces::write_trace(path, &trace, outputs).map(|()| trace.intents.len()),
         Some(Err(e)) => Err(crate::traces::TraceFileError::Trace(path.to_path_buf(), e)),
         None => Ok(0),
     };

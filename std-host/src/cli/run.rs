@@ -7,7 +7,7 @@ use crate::environment::Cancel;
 use crate::exit::EXIT_FAILED;
 use crate::hints::Front;
 use crate::params;
-use crate::session::{Request, Session, SessionError, SessionOptions};
+use crate::session::{outputs_of, Request, Session, SessionError, SessionOptions};
 use crate::terminal::errln;
 use clap::Args;
 use contour_core::policy::DEFAULT_MAX_REQUEST_BYTES;
@@ -52,7 +52,7 @@ pub fn main(args: &RunArgs, global: &GlobalArgs) -> u8 {
 }
 
 fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
-    report::check_record(args.record.record.as_deref())?;
+    report::check_record(args.record.record.as_deref(), &outputs_of(&args.host.files()))?;
     let params = params::read(&args.params.source(), u64::from(DEFAULT_MAX_REQUEST_BYTES), std::io::stdin().lock())
         .map_err(|e| CliError::usage(e.to_string()))?;
     let options = SessionOptions {
@@ -90,7 +90,8 @@ fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
         report::print_stats(&ran, args.json.json);
     }
     let code = report::print_outcome(&ran.outcome_json(Front::Run), ran.report.outcome.is_completed());
-    Ok(report::finish_recording(&mut sandbox, args.record.record.as_deref(), args.json.json).unwrap_or(code))
+    let outputs = session.outputs();
+    Ok(report::finish_recording(&mut sandbox, args.record.record.as_deref(), &outputs, args.json.json).unwrap_or(code))
 }
 
 /// The cancel flag of a one-intent command: set by SIGINT, so Ctrl-C (or `kill -INT`) stops

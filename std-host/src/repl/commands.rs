@@ -151,7 +151,7 @@ impl Repl {
         }
         let path = std::path::PathBuf::from(path);
         // Said now, not at :stop when the session's intents are already run.
-        if let Err(e) = crate::traces::check_trace_path(&path) {
+        if let Err(e) = crate::traces::check_trace_path(&path, &self.session.outputs()) {
             return Ok(Err(format!("cannot record: {e}")));
         }
         if let Err(e) = self.sandbox() {

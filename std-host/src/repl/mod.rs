@@ -87,9 +87,9 @@ impl Repl {
         let path = self.recording.take()?;
         let stopped = self.sandbox.as_mut().and_then(Sandbox::stop_recording);
         let written = match stopped {
-            Some(Ok(trace)) => {
-                crate::traces::write_trace(&path, &trace).map(|()| trace.intents.len()).map_err(|e| e.to_string())
-            }
+            Some(Ok(trace)) => crate::traces::write_trace(&path, &trace, &self.session.outputs())
+                .map(|()| trace.intents.len())
+                .map_err(|e| e.to_string()),
             Some(Err(e)) => Err(format!("{}: {e}", path.display())),
             None => Ok(0),
         };

@@ -8,6 +8,7 @@
 
 use crate::declared::Declared;
 use crate::environment::{Cancel, EnvironmentChoice};
+use crate::files::output::Outputs;
 use crate::files::FileKind;
 use crate::hints::Front;
 use crate::intents::audit::AuditLog;
@@ -23,7 +24,10 @@ use crate::module_file::read_module_within;
 use crate::operator::{self, LaunchError};
 use crate::package::Manifest;
 use crate::terminal::textln;
-use crate::workspace::{workspace_dir, InstalledPlugin, Workspace, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
+use crate::workspace::{
+    workspace_dir, InstalledPlugin, Workspace, AUDIT_FILE, CONTEXT_FILE, HISTORY_FILE, LOCK_FILE, STATE_FILE,
+    VAULT_FILE,
+};
 use contour_core::{
     BlockedReason, Compilation, Environment, Failure, IntentReport, Outcome, Permission, Permissions, Plugin, Policy,
     Sandbox,
@@ -67,6 +71,18 @@ pub struct HostFiles {
     pub tools: Vec<(String, PathBuf)>,
     /// The workspace folder (default: `$TDM_WORKSPACE`, else the platform data dir).
     pub workspace: Option<PathBuf>,
+}
+
+/// What a command run with `host` writes besides a recording, whether or not it exists yet:
+/// stdout and stderr, the audit log (`--audit`, else the workspace's), the workspace state and
+/// its lock, the REPL history. A recording is refused when it is any of them.
+pub fn outputs_of(host: &HostFiles) -> Outputs {
+    let workspace = workspace_dir(host.workspace.as_deref());
+    Outputs::of_command()
+        .with("the audit log", host.audit.clone().unwrap_or_else(|| workspace.join(AUDIT_FILE)))
+        .with("the workspace state", workspace.join(STATE_FILE))
+        .with("the workspace lock", workspace.join(LOCK_FILE))
+        .with("the REPL history", workspace.join(HISTORY_FILE))
 }
 
 /// How a session is opened.
@@ -274,6 +290,11 @@ impl Session {
     /// The intents the plugin declares.
     pub fn declared(&self) -> &Declared {
         &self.declared
+    }
+
+    /// What this session's commands write besides a recording ([`outputs_of`]).
+    pub fn outputs(&self) -> Outputs {
+        outputs_of(&self.options.host)
     }
 
     /// The cancel flag, when the session has one.
