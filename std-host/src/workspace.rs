@@ -45,7 +45,6 @@ use crate::package::{valid_id, valid_sha256, IntentInfo, PolicyOverrides};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write;
 
 /// An operator's approval: bound to the module hash and the exact permission set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -348,7 +347,7 @@ impl Workspace {
     /// file of at most [`MAX_STATE_BYTES`], every entry checked.
     pub fn read_state(&self) -> Result<State, WorkspaceError> {
         let path = self.state_path();
-        let bytes = match files::read_limited(&path, MAX_STATE_BYTES) {
+        let bytes = match files::read_limited_nofollow(&path, MAX_STATE_BYTES) {
             Ok(bytes) => bytes,
             Err(FileError::NotFound { .. }) => return Ok(State::empty()),
             Err(FileError::Io { kind, message, .. }) => {
@@ -393,11 +392,8 @@ impl Workspace {
         let lock_path = self.dir.join(LOCK_FILE);
         // Opened non-blocking (a FIFO planted here fails, never waits); `lock` still waits for
         // another tdm process, as it should.
-        let lock = files::nonblocking_write()
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
+        let lock =
+            files::output::open_lock(&lock_path).map_err(|e| WorkspaceError::Io(lock_path.clone(), e.into_io()))?;
         lock.lock().map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
         Ok(lock)
     }
@@ -411,9 +407,7 @@ impl Workspace {
             // Never write a state the reader would refuse: the workspace would be stuck.
             return Err(WorkspaceError::StateTooLarge(path, bytes.len() as u64));
         }
-        let mut file = files::nonblocking_write().create(true).truncate(true).open(&tmp).map_err(io)?;
-        let written = file.write_all(&bytes).and_then(|()| file.sync_all());
-        drop(file);
+        let written = files::output::write_synced(&tmp, &bytes).map_err(|e| e.into_io());
         // A full disk fails here: the state stays as it was, and no half-written copy is left.
         let renamed = written
             .map_err(io)
@@ -422,9 +416,7 @@ impl Workspace {
             let _ = std::fs::remove_file(&tmp);
         }
         renamed?;
-        if let Ok(dir) = std::fs::File::open(&self.dir) {
-            let _ = dir.sync_all();
-        }
+        files::output::sync_dir(&self.dir);
         Ok(())
     }
 }

@@ -53,6 +53,15 @@ impl OutputError {
     fn io(path: &Path, error: io::Error) -> Self {
         Self::Io { path: path.to_path_buf(), error }
     }
+
+    /// As an I/O error (for callers whose errors carry one): the error itself, or one whose
+    /// message says why the file was refused.
+    pub fn into_io(self) -> io::Error {
+        match self {
+            Self::Io { error, .. } => error,
+            other => io::Error::other(other.to_string()),
+        }
+    }
 }
 
 impl fmt::Display for OutputError {
@@ -87,6 +96,32 @@ fn nonblocking(read: bool) -> std::fs::OpenOptions {
     options
 }
 
+/// [`nonblocking`] write options that also never follow a symlink at the file's own name (on
+/// Unix `O_NOFOLLOW`): for the files tdm keeps in the workspace, where a link planted in place
+/// of one (to a device, to a file outside) must be refused, never written through.
+fn nofollow() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
+    }
+    options
+}
+
+/// Opens with `options`, a symlink met by `O_NOFOLLOW` said as such.
+fn open_nofollow(options: &std::fs::OpenOptions, path: &Path) -> Result<File, OutputError> {
+    match options.open(path) {
+        Ok(file) => Ok(file),
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            Err(OutputError::NotAFile { path: path.to_path_buf(), kind: FileKind::Symlink })
+        }
+        Err(e) => Err(OutputError::io(path, e)),
+    }
+}
+
 /// Checks that an opened handle is a regular file.
 fn regular(file: &File, path: &Path) -> Result<std::fs::Metadata, OutputError> {
     let metadata = file.metadata().map_err(|e| OutputError::io(path, e))?;
@@ -96,17 +131,18 @@ fn regular(file: &File, path: &Path) -> Result<std::fs::Metadata, OutputError> {
     }
 }
 
-/// Appends `bytes` to the file at `path` in one write (created when missing), never blocking
-/// and only to a regular file: the audit log.
+/// Appends `bytes` to the file at `path` in one write (created when missing), never blocking,
+/// never through a symlink and only to a regular file: the audit log.
 pub fn append(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
-    let mut file = nonblocking(false).create(true).append(true).open(path).map_err(|e| OutputError::io(path, e))?;
+    let mut file = open_nofollow(nofollow().create(true).append(true), path)?;
     regular(&file, path)?;
     file.write_all(bytes).map_err(|e| OutputError::io(path, e))
 }
 
-/// Creates the file at `path`, which must not exist yet, and writes `bytes` (a package copy).
+/// Creates the file at `path`, which must not exist yet (not even as a symlink), and writes
+/// `bytes` (a package copy).
 pub fn write_new(path: &Path, bytes: &mut dyn Read) -> Result<u64, OutputError> {
-    let mut file = nonblocking(false).create_new(true).open(path).map_err(|e| OutputError::io(path, e))?;
+    let mut file = open_nofollow(nofollow().create_new(true), path)?;
     regular(&file, path)?;
     io::copy(bytes, &mut file).map_err(|e| OutputError::io(path, e))
 }
@@ -118,17 +154,18 @@ pub fn writable(path: &Path) -> Result<(), OutputError> {
     regular(&file, path).map(drop)
 }
 
-/// Opens (creating it) the lock file at `path`, a regular file, without truncating it.
+/// Opens (creating it) the lock file at `path`, a regular file and not a symlink, without
+/// truncating it.
 pub fn open_lock(path: &Path) -> Result<File, OutputError> {
-    let file = nonblocking(false).create(true).truncate(false).open(path).map_err(|e| OutputError::io(path, e))?;
+    let file = open_nofollow(nofollow().create(true).truncate(false), path)?;
     regular(&file, path)?;
     Ok(file)
 }
 
-/// Writes `bytes` to the file at `path`, created or emptied first, and syncs it to disk (the
-/// state's temporary file, renamed over the state afterwards).
+/// Writes `bytes` to the file at `path` (not a symlink), created or emptied first, and syncs it
+/// to disk (the state's temporary file, renamed over the state afterwards).
 pub fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
-    let mut file = nonblocking(false).create(true).truncate(false).open(path).map_err(|e| OutputError::io(path, e))?;
+    let mut file = open_nofollow(nofollow().create(true).truncate(false), path)?;
     regular(&file, path)?;
     file.set_len(0)
         .and_then(|()| file.write_all(bytes))

@@ -15,6 +15,7 @@
 
 mod commands;
 mod editor;
+pub mod history;
 pub mod line;
 mod piped;
 
