@@ -30,6 +30,7 @@
 //! | [`meter`] | fuel slices, host-work pricing and the one deadline rule |
 //! | `guest` | bounds-checked access to guest memory (ABI, WASI and host calls) |
 //! | [`abi`] | the request bytes and bounds-checked response framing |
+//! | [`nesting`] | how deeply JSON text nests, by one scan without recursion |
 //! | [`wasi`] | the WASI Preview1 shim |
 //! | [`host`] | host intents: `tdm_host_call`/`tdm_host_response`, permission check, audit |
 //! | [`fs`] | the read-only filesystem trait behind `tdm exec --dir` |
@@ -56,6 +57,7 @@ pub mod host;
 mod input;
 pub mod meter;
 pub mod module_limits;
+pub mod nesting;
 pub mod outcome;
 pub mod permission;
 pub mod plugin;

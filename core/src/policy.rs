@@ -37,6 +37,9 @@ pub const DEFAULT_MAX_HOST_CALLS: u32 = 1_000;
 pub const DEFAULT_MAX_HOST_BYTES: u64 = 16 * 1024 * 1024;
 /// Default maximum size of one host-call request: 1 MiB.
 pub const DEFAULT_MAX_HOST_REQUEST_BYTES: u32 = 1024 * 1024;
+/// Default deepest nesting of an intent's params and of a host call's params: 128 levels of
+/// arrays and objects, serde_json's own bound (a request's envelope is one level more).
+pub const DEFAULT_MAX_REQUEST_DEPTH: usize = 128;
 /// Default fuel handed out per slice between deadline checks.
 pub const DEFAULT_FUEL_SLICE: u64 = 4_000_000;
 /// Default fuel a start function may use: wasmi runs it in one piece, so it cannot be paused
@@ -101,6 +104,10 @@ pub struct Policy {
     pub max_call_depth: usize,
     /// Maximum request size in bytes.
     pub max_request_bytes: u32,
+    /// Deepest nesting of arrays and objects in an intent's params and in a host call's params
+    /// (the params value itself is level 1); deeper is `request_too_deep`, refused before the
+    /// plugin (or the host) reads them. Not recorded in traces: a replay uses the default.
+    pub max_request_depth: usize,
     /// Maximum response size in bytes (the JSON, without the 4-byte length).
     pub max_response_bytes: u32,
     /// Maximum captured bytes for each of stdout and stderr; the rest is dropped and counted.
@@ -134,6 +141,7 @@ impl Default for Policy {
             timeout_ms: DEFAULT_TIMEOUT_MS,
             max_call_depth: DEFAULT_MAX_CALL_DEPTH,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            max_request_depth: DEFAULT_MAX_REQUEST_DEPTH,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             max_module_bytes: DEFAULT_MAX_MODULE_BYTES,
@@ -204,10 +212,11 @@ impl Policy {
 
     /// Checks that every limit is usable.
     pub fn validate(&self) -> Result<(), PolicyError> {
-        let nonzero: [(&'static str, u64); 6] = [
+        let nonzero: [(&'static str, u64); 7] = [
             ("fuel_per_intent", self.fuel_per_intent),
             ("max_call_depth", self.max_call_depth as u64),
             ("max_request_bytes", u64::from(self.max_request_bytes)),
+            ("max_request_depth", self.max_request_depth as u64),
             ("max_module_bytes", self.max_module_bytes as u64),
             ("max_instances", self.max_instances as u64),
             ("fuel_slice", self.fuel_slice),
@@ -229,12 +238,13 @@ impl Policy {
     /// For a policy the host did not choose, such as one a trace names.
     pub fn check_within(&self, ceiling: &Policy) -> Result<(), PolicyError> {
         let size = |n: usize| n as u64;
-        let fields: [(&'static str, u64, u64); 14] = [
+        let fields: [(&'static str, u64, u64); 15] = [
             ("max_memory_bytes", self.max_memory_bytes, ceiling.max_memory_bytes),
             ("start_fuel", self.start_fuel, ceiling.start_fuel),
             ("fuel_slice", self.fuel_slice, ceiling.fuel_slice),
             ("max_call_depth", size(self.max_call_depth), size(ceiling.max_call_depth)),
             ("max_request_bytes", u64::from(self.max_request_bytes), u64::from(ceiling.max_request_bytes)),
+            ("max_request_depth", size(self.max_request_depth), size(ceiling.max_request_depth)),
             ("max_response_bytes", u64::from(self.max_response_bytes), u64::from(ceiling.max_response_bytes)),
             ("max_output_bytes", size(self.max_output_bytes), size(ceiling.max_output_bytes)),
             ("max_module_bytes", size(self.max_module_bytes), size(ceiling.max_module_bytes)),

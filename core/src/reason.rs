@@ -41,6 +41,8 @@ pub enum BlockedReason {
     ResponseTooLarge,
     /// The request exceeds `Policy::max_request_bytes`.
     RequestTooLarge,
+    /// The request's params (or a host call's) nest deeper than `Policy::max_request_depth`.
+    RequestTooDeep,
     /// `tdm_alloc` returned 0 or a region outside linear memory.
     AllocationFailed,
     /// A host call named a method the host does not offer.
@@ -64,7 +66,7 @@ pub enum BlockedReason {
 
 impl BlockedReason {
     /// Every reason, in documentation order.
-    pub const ALL: [BlockedReason; 24] = [
+    pub const ALL: [BlockedReason; 25] = [
         Self::AbiMismatch,
         Self::ImportNotAllowed,
         Self::InvalidModule,
@@ -81,6 +83,7 @@ impl BlockedReason {
         Self::InvalidResponse,
         Self::ResponseTooLarge,
         Self::RequestTooLarge,
+        Self::RequestTooDeep,
         Self::AllocationFailed,
         Self::UnknownHostMethod,
         Self::InvalidHostRequest,
@@ -110,6 +113,7 @@ impl BlockedReason {
             Self::InvalidResponse => "invalid_response",
             Self::ResponseTooLarge => "response_too_large",
             Self::RequestTooLarge => "request_too_large",
+            Self::RequestTooDeep => "request_too_deep",
             Self::AllocationFailed => "allocation_failed",
             Self::UnknownHostMethod => "unknown_host_method",
             Self::InvalidHostRequest => "invalid_host_request",
@@ -140,6 +144,7 @@ impl BlockedReason {
             Self::InvalidResponse => "The plugin's response breaks the TDM IPC ABI.",
             Self::ResponseTooLarge => "The plugin's response is larger than the policy allows.",
             Self::RequestTooLarge => "The request is larger than the policy allows.",
+            Self::RequestTooDeep => "The request's params nest deeper than the policy allows.",
             Self::AllocationFailed => "The plugin could not allocate room for the request.",
             Self::UnknownHostMethod => "The host does not offer that method.",
             Self::InvalidHostRequest => "The host call's params do not fit its method.",
@@ -172,6 +177,7 @@ impl BlockedReason {
             Self::InvalidResponse => "Report the input to the plugin's author.",
             Self::ResponseTooLarge => "Ask for less output or raise the response limit.",
             Self::RequestTooLarge => "Send smaller params or raise the request limit.",
+            Self::RequestTooDeep => "Send params nested less deeply (the limit is max_request_depth, 128 by default).",
             Self::AllocationFailed => "Send smaller params; if it persists, report it to the plugin's author.",
             Self::UnknownHostMethod => "Use one of the methods in docs/ABI.md.",
             Self::InvalidHostRequest => "Check the method's params in docs/ABI.md.",

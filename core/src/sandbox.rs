@@ -369,6 +369,17 @@ impl Sandbox {
             (None, Some(env)) => env.begin_intent(index),
             (None, None) => {}
         }
+        let policy = &self.plugin.policy;
+        if crate::nesting::deeper_than(request, crate::nesting::request_limit(policy.max_request_depth)) {
+            // Refused before the plugin (or a launch) sees a byte of it. A live instance is
+            // discarded as after any host-side failure.
+            let failure = Failure::new(
+                BlockedReason::RequestTooDeep,
+                format!("Its params nest deeper than {} levels.", policy.max_request_depth),
+            );
+            self.discard();
+            return failed_report(failure, 0);
+        }
         let launched = self.live.is_none();
         if launched {
             match self.launch_live() {

@@ -4,7 +4,7 @@
 //! readable or not; request and answer bytes are charged at the bulk-memory rate, and what a
 //! nested sandbox spent is charged to this run's budgets.
 
-use super::request::read_request;
+use super::request::read_request_within;
 use super::{
     AuditRecord, CallContext, HostAnswer, Method, Spent, ERR_BAD_POINTER, ERR_CAP_TOO_SMALL, ERR_NOTHING_PENDING,
     ERR_NOT_JSON_RPC, ERR_TOO_LARGE, MODULE, UNREADABLE,
@@ -92,7 +92,7 @@ fn serve(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, len: u32) -> Re
     record.bytes = u64::from(len);
     state.host.bytes = state.host.bytes.saturating_add(u64::from(len));
     state.charge_bytes(u64::from(len))?;
-    let Some((name, call)) = read_request(bytes) else {
+    let Some((name, call)) = read_request_within(bytes, state.host.max_request_depth) else {
         return unreadable(state, record, ERR_NOT_JSON_RPC);
     };
     let method = Method::from_name(&name);

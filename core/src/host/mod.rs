@@ -9,7 +9,7 @@ mod request;
 
 pub use crate::allowlist::{HOST_IMPORTS as IMPORTS, HOST_MODULE as MODULE};
 pub use call::link;
-pub use request::{read_request, url_host};
+pub use request::{read_request, read_request_within, url_host};
 
 use crate::permission::{Permission, Permissions};
 use crate::reason::{BlockedReason, Failure};
@@ -297,6 +297,7 @@ pub(crate) struct HostCalls {
     pub(crate) max_calls: u32,
     pub(crate) max_bytes: u64,
     pub(crate) max_request_bytes: u32,
+    pub(crate) max_request_depth: usize,
 }
 
 impl HostCalls {
@@ -311,6 +312,7 @@ impl HostCalls {
             max_calls: policy.max_host_calls,
             max_bytes: policy.max_host_bytes,
             max_request_bytes: policy.max_host_request_bytes,
+            max_request_depth: policy.max_request_depth,
         }
     }
 

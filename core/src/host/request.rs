@@ -3,7 +3,7 @@
 //! shapes in place and must agree with it (a test checks they do).
 
 use super::{HostCall, Method};
-use crate::reason::{BlockedReason, Failure};
+use crate::reason::{quote, BlockedReason, Failure, MAX_QUOTE_CHARS};
 use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -189,6 +189,23 @@ impl<'a> Request<'a> {
 /// name and the typed call, or the failure the guest is answered (an unknown method, or params
 /// that do not fit it).
 pub fn read_request(bytes: &[u8]) -> Option<(Cow<'_, str>, Result<HostCall, Failure>)> {
+    read_request_within(bytes, crate::policy::DEFAULT_MAX_REQUEST_DEPTH)
+}
+
+/// [`read_request`] with params nested at most `max_depth` levels (`Policy::max_request_depth`):
+/// deeper params are `request_too_deep`, found by one scan of the bytes before any reader
+/// builds a tree of them (the method is read from the envelope, whose params are skipped
+/// without recursion).
+pub fn read_request_within(bytes: &[u8], max_depth: usize) -> Option<(Cow<'_, str>, Result<HostCall, Failure>)> {
+    if crate::nesting::deeper_than(bytes, crate::nesting::request_limit(max_depth)) {
+        let text = core::str::from_utf8(bytes).ok()?;
+        let envelope = serde_json::from_str::<Envelope<'_>>(text).ok().filter(|e| e.jsonrpc == "2.0")?;
+        let failure = Failure::new(
+            BlockedReason::RequestTooDeep,
+            format!("`{}`: its params nest deeper than {max_depth} levels.", quote(&envelope.method, MAX_QUOTE_CHARS)),
+        );
+        return Some((envelope.method, Err(failure)));
+    }
     let request = Request::parse(bytes)?;
     let call = match Method::from_name(&request.method) {
         None => {

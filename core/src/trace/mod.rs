@@ -131,6 +131,8 @@ impl PolicyRecord {
             timeout_ms: self.timeout_ms,
             max_call_depth: size("max_call_depth", self.max_call_depth)?,
             max_request_bytes: self.max_request_bytes,
+            // Not in the trace format (whose bytes and digests stay as they were): the default.
+            max_request_depth: crate::policy::DEFAULT_MAX_REQUEST_DEPTH,
             max_response_bytes: self.max_response_bytes,
             max_output_bytes: size("max_output_bytes", self.max_output_bytes)?,
             max_module_bytes: size("max_module_bytes", self.max_module_bytes)?,

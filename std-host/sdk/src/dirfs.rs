@@ -161,7 +161,7 @@ impl ReadOnlyFs for DirFs {
             Node::Dir(base.open_dir(path).map_err(|e| fs_error(&e))?)
         } else if meta.is_file() {
             // Non-blocking, and the handle re-checked: a FIFO swapped in is never read.
-            let file = base.open_with(path, &files::nonblocking_read()).map_err(|e| fs_error(&e))?;
+            let file = files::open_nonblocking_in(base, Path::new(path)).map_err(|e| fs_error(&e))?;
             match file.metadata() {
                 Ok(now) if now.is_file() => Node::File(file),
                 Ok(now) => Node::Special(now),

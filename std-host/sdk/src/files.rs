@@ -1,9 +1,11 @@
-//! Every file tdm reads goes through here: opened without blocking (a FIFO, socket or device
+//! Every file tdm reads goes through here (and every file it writes through [`output`]): opened without blocking (a FIFO, socket or device
 //! is refused before a byte is read), its size checked from the open handle's metadata against
 //! a bound before reading, then read with at most one byte past the bound so a file that grew
 //! is refused too. Files inside a package are opened one name at a time from a directory handle,
 //! never following a symlink, and checked to be the very file looked at (device and inode).
 //! Also the truncation of file content quoted in an error message.
+
+pub mod output;
 
 use std::fmt;
 use std::fs::File;
@@ -188,20 +190,6 @@ fn nonblocking_std() -> std::fs::OpenOptions {
     options
 }
 
-/// Write options that never block on a FIFO (on Unix `O_NONBLOCK`: with no reader the open
-/// fails at once with `ENXIO` instead of waiting for one); harmless for a regular file. For the
-/// files tdm appends to or replaces: the audit log, the state lock, the state's temporary file.
-pub fn nonblocking_write() -> std::fs::OpenOptions {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    options
-}
-
 /// Read-only open options for a cap-std directory that never block on a FIFO or a device (on
 /// Unix `O_NONBLOCK`, harmless for a regular file). Check the opened handle's type before
 /// reading.
@@ -214,6 +202,12 @@ pub fn nonblocking_read() -> cap_std::fs::OpenOptions {
         options.custom_flags(libc::O_NONBLOCK);
     }
     options
+}
+
+/// Opens `relative` inside `dir` for reading (cap-std: nothing outside it), never blocking;
+/// the caller checks the handle's type before reading (`tdm exec --dir`).
+pub fn open_nonblocking_in(dir: &cap_std::fs::Dir, relative: &Path) -> std::io::Result<cap_std::fs::File> {
+    dir.open_with(relative, &nonblocking_read())
 }
 
 /// Checks that an opened handle is a regular file; returns its size.
@@ -284,8 +278,8 @@ impl FileId {
         }
     }
 
-    /// The identity of an open handle's metadata.
-    fn of_handle(metadata: &std::fs::Metadata) -> Self {
+    /// The identity of an open handle's metadata (or of a path's, following links).
+    pub(crate) fn of_handle(metadata: &std::fs::Metadata) -> Self {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
@@ -439,6 +433,28 @@ pub fn read_opened(file: File, size: u64, limit: u64, shown: &Path) -> Result<Ve
         return Err(FileError::TooLarge { path: shown.to_path_buf(), size: read, limit });
     }
     Ok(bytes)
+}
+
+/// Reads the regular file at `path`, at most `limit` bytes, refusing a symlink at its own name
+/// (on Unix `O_NOFOLLOW`): a workspace file such as the state, where a link planted in its
+/// place (to a device, to a file outside the workspace) is never read through.
+pub fn read_limited_nofollow(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+    let mut options = nonblocking_std();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(FileError::NotAFile { path: path.to_path_buf(), kind: FileKind::Symlink })
+        }
+        Err(e) => return Err(FileError::io(path, &e)),
+    };
+    let size = regular_size(&file, path)?;
+    read_opened(file, size, limit, path)
 }
 
 /// Reads the regular file at `path`, at most `limit` bytes (see [`open_regular`], [`read_opened`]).

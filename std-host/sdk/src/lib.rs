@@ -28,6 +28,7 @@ pub mod declared;
 pub mod dirfs;
 pub mod environment;
 pub mod files;
+pub mod history;
 pub mod intents;
 pub mod limits;
 pub mod module_file;
@@ -38,6 +39,7 @@ pub mod package_copy;
 pub mod params;
 pub mod session;
 pub mod stdio;
+mod strict_map;
 pub mod traces;
 pub mod workspace;
 

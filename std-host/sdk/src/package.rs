@@ -4,6 +4,7 @@
 
 use crate::files::{self, FileError};
 use crate::module_file;
+use crate::strict_map::first_repeat;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use contour_core::{Permission, Permissions, Policy};
@@ -455,9 +456,14 @@ pub struct Hub {
     pub entries: Vec<HubEntry>,
 }
 
+/// The format version of a hub index this tdm reads (an index without `version` is one).
+pub const HUB_INDEX_VERSION: u32 = 1;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct HubIndex {
+    #[serde(default)]
+    version: Option<u32>,
     plugins: Vec<HubEntry>,
 }
 
@@ -476,6 +482,25 @@ impl Hub {
         let path = dir.join(HUB_INDEX);
         let index: HubIndex = serde_json::from_slice(bytes)
             .map_err(|e| PackageError::Hub(format!("{}: {}", path.display(), files::quoted(&e.to_string()))))?;
+        if let Some(version) = index.version.filter(|v| *v != HUB_INDEX_VERSION) {
+            return Err(PackageError::Hub(format!(
+                "{}: the index's format version is {version}, and this tdm reads version {HUB_INDEX_VERSION} \
+                 only: update tdm, or ask the hub for an index of version {HUB_INDEX_VERSION}",
+                path.display()
+            )));
+        }
+        if let Some((first, again)) = first_repeat(index.plugins.iter().map(|e| (&e.id, &e.version))) {
+            let entry = &index.plugins[again];
+            return Err(PackageError::Hub(format!(
+                "{}: entries {} and {} both list `{}@{}`; which one to install is not for tdm to guess: \
+                 the hub must list each version once",
+                path.display(),
+                first + 1,
+                again + 1,
+                files::truncated(&entry.id, 80),
+                files::truncated(&entry.version, 80)
+            )));
+        }
         for (n, entry) in index.plugins.iter().enumerate() {
             if let Some(why) = entry.problem() {
                 return Err(PackageError::Hub(format!(

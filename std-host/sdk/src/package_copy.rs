@@ -10,7 +10,7 @@ use crate::files::{self, FileError, FileId, FileKind};
 use crate::package::{Package, MANIFEST};
 use cap_std::fs::Dir;
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The most bytes a package may hold in all (manifest, module and every other file): room for a
@@ -133,13 +133,8 @@ fn walk(
     Ok(())
 }
 
-fn write_new(path: &Path, bytes: &[u8]) -> Result<(), CopyError> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| CopyError::Io(path.to_path_buf(), e))?;
-    file.write_all(bytes).map_err(|e| CopyError::Io(path.to_path_buf(), e))
+fn write_new(path: &Path, mut bytes: &[u8]) -> Result<(), CopyError> {
+    files::output::write_new(path, &mut bytes).map(drop).map_err(|e| CopyError::Io(path.to_path_buf(), e.into_io()))
 }
 
 /// Copies one planned file: opened from the package folder handle one name at a time without
@@ -152,13 +147,8 @@ fn copy_file(root: &Dir, shown_root: &Path, planned: &Planned, to: &Path) -> Res
     if size > planned.size {
         return Err(CopyError::File(FileError::TooLarge { path: from, size, limit: planned.size }));
     }
-    let mut out = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(to)
-        .map_err(|e| CopyError::Io(to.to_path_buf(), e))?;
-    let copied = std::io::copy(&mut file.take(planned.size.saturating_add(1)), &mut out)
-        .map_err(|e| CopyError::Io(from.clone(), e))?;
+    let copied = files::output::write_new(to, &mut file.take(planned.size.saturating_add(1)))
+        .map_err(|e| CopyError::Io(from.clone(), e.into_io()))?;
     if copied > planned.size {
         return Err(CopyError::File(FileError::TooLarge { path: from, size: copied, limit: planned.size }));
     }

@@ -3,10 +3,11 @@
 //! never past the run's deadline, and buffers at most `STDIN_CHUNKS` chunks), and what tdm's own
 //! fds 0, 1 and 2 are (terminal, pipe, file or device), so the guest is told the truth.
 
+use crate::environment::{Cancel, CANCEL_POLL};
 use contour_core::wasi::{Input, InputSource, StdioKind};
 use std::io::Read;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, TryRecvError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The most bytes the reader thread reads at once.
 pub const STDIN_CHUNK_BYTES: usize = 64 * 1024;
@@ -35,6 +36,8 @@ enum Stream {
 /// own, handed to the guest through a bounded channel with waits bounded by what core allows.
 pub struct StdinReader {
     stream: Stream,
+    /// Ends a wait for input within [`CANCEL_POLL`] once set (Ctrl-C).
+    cancel: Option<Cancel>,
     /// The chunk being handed out, and how much of it was.
     current: Vec<u8>,
     taken: usize,
@@ -49,7 +52,14 @@ impl std::fmt::Debug for StdinReader {
 impl StdinReader {
     /// Reads `source` for the guest.
     pub fn new(source: impl Read + Send + 'static) -> Self {
-        Self { stream: Stream::Idle(Box::new(source)), current: Vec::new(), taken: 0 }
+        Self { stream: Stream::Idle(Box::new(source)), cancel: None, current: Vec::new(), taken: 0 }
+    }
+
+    /// The same, whose waits for input end within [`CANCEL_POLL`] of `cancel` being set (the
+    /// guest is told no input is ready, and the run ends at its next deadline check).
+    pub fn with_cancel(mut self, cancel: Option<Cancel>) -> Self {
+        self.cancel = cancel;
+        self
     }
 
     /// Reads tdm's own stdin for the guest.
@@ -77,16 +87,18 @@ impl StdinReader {
         if self.taken < self.current.len() || matches!(self.stream, Stream::Ended | Stream::Failed) {
             return true;
         }
+        let cancel = self.cancel.clone();
         let Some(receiver) = self.receiver() else {
             return true;
         };
-        let received = match wait {
-            Some(wait) if wait.is_zero() => receiver.try_recv().map_err(|e| match e {
+        let received = match (wait, cancel) {
+            (Some(wait), _) if wait.is_zero() => receiver.try_recv().map_err(|e| match e {
                 TryRecvError::Empty => RecvTimeoutError::Timeout,
                 TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
             }),
-            Some(wait) => receiver.recv_timeout(wait),
-            None => receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            (wait, Some(cancel)) => wait_cancellable(receiver, wait, &cancel),
+            (Some(wait), None) => receiver.recv_timeout(wait),
+            (None, None) => receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         match received {
             Ok(Chunk::Bytes(bytes)) => {
@@ -98,6 +110,27 @@ impl StdinReader {
             Err(RecvTimeoutError::Timeout) => return false,
         }
         true
+    }
+}
+
+/// Waits for the next chunk at most `wait` (`None`: as long as it takes) in steps of
+/// [`CANCEL_POLL`], giving up (`Timeout`) once `cancel` is set.
+fn wait_cancellable(
+    receiver: &Receiver<Chunk>,
+    wait: Option<Duration>,
+    cancel: &Cancel,
+) -> Result<Chunk, RecvTimeoutError> {
+    let until = wait.and_then(|wait| Instant::now().checked_add(wait));
+    loop {
+        let left = until.map_or(CANCEL_POLL, |until| until.saturating_duration_since(Instant::now()));
+        match receiver.recv_timeout(left.min(CANCEL_POLL)) {
+            Err(RecvTimeoutError::Timeout) => {
+                if cancel.is_set() || until.is_some_and(|until| Instant::now() >= until) {
+                    return Err(RecvTimeoutError::Timeout);
+                }
+            }
+            received => return received,
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! replaying it, and rendering it readably (`tdm replay --show`). Core owns the format and the
 //! replay; this module owns the files.
 
+use crate::files::output::{OutputError, Outputs};
 use crate::files::{self, FileError};
 use crate::module_file::{read_module_within, ModuleFileError};
 use crate::operator;
@@ -13,7 +14,6 @@ use contour_core::trace::{
 use contour_core::{Plugin, Policy, PolicyError};
 use serde_json::{json, Value};
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -31,6 +31,9 @@ pub enum TraceFileError {
     Trace(PathBuf, TraceError),
     /// The trace file could not be written.
     Write(PathBuf, std::io::Error),
+    /// The trace file was refused where it is opened (another output of the command, not a
+    /// regular file, not a trace).
+    Output(OutputError),
     /// The trace's policy asks for more than the replay accepts (a forged trace could name any
     /// limit: a table of billions of elements, a start function that runs for hours).
     AboveCeiling(PathBuf, PolicyError),
@@ -61,6 +64,7 @@ impl fmt::Display for TraceFileError {
             Self::File(e) => e.fmt(f),
             Self::Trace(path, e) => write!(f, "{}: {e}", path.display()),
             Self::Write(path, e) => write!(f, "cannot write the trace {}: {e}", path.display()),
+            Self::Output(e) => e.fmt(f),
             Self::AboveCeiling(path, e) => write!(f, "{}: the trace's {e}", path.display()),
             Self::Module(why) => f.write_str(why),
             Self::ModuleNotFound { named, tried } => {
@@ -78,43 +82,49 @@ impl fmt::Display for TraceFileError {
 
 impl std::error::Error for TraceFileError {}
 
-/// Writes `trace` to `path` (replacing it), never blocking on a FIFO there.
-pub fn write_trace(path: &Path, trace: &Trace) -> Result<(), TraceFileError> {
+/// Writes `trace` to `path` (replacing it), never blocking on a FIFO there, and only when the
+/// file opened is a regular file that is empty or a trace, and none of the command's other
+/// `outputs` (checked on the open handle, by device and inode).
+pub fn write_trace(path: &Path, trace: &Trace, outputs: &Outputs) -> Result<(), TraceFileError> {
     let bytes = trace.encode().map_err(|e| TraceFileError::Trace(path.to_path_buf(), e))?;
-    let mut options = files::nonblocking_write();
-    options.create(true).truncate(true);
-    options
-        .open(path)
-        .and_then(|mut file| file.write_all(&bytes))
-        .map_err(|e| TraceFileError::Write(path.to_path_buf(), e))
+    outputs.replace(path, &bytes, only_a_trace).map_err(TraceFileError::Output)
 }
 
+/// What a recording may overwrite: a trace (its magic bytes), nothing else.
+fn only_a_trace(start: &[u8]) -> Result<(), String> {
+    if start.starts_with(&contour_core::trace::MAGIC) {
+        Ok(())
+    } else {
+        Err(NOT_A_TRACE.to_string())
+    }
+}
+
+const NOT_A_TRACE: &str = "it exists and is not a trace, so it is not overwritten (the module, an audit log or a vault would be lost): remove it or record to another file";
+
 /// Checks, before anything runs, that a trace can be written at `path` (`--record`, `:record`),
-/// so a bad path is one error up front, not one after the outcome: its folder must exist, and
-/// `path` must be a writable regular file or a name that can be made there. A FIFO, a device or
-/// a socket is refused from its metadata, never opened; a new name is made and removed again.
-/// An existing file is overwritten only when it is empty or a trace (its magic bytes): a slip
-/// such as `--record` naming the module itself loses nothing.
-pub fn check_trace_path(path: &Path) -> Result<(), TraceFileError> {
+/// so a bad path is one error up front, not one after the outcome: it must be none of the
+/// command's other `outputs` (stdout, stderr, the audit log even when not created yet, the
+/// state), its folder must exist, and `path` must be a writable regular file or a name that
+/// can be made there. A FIFO, a device or a socket is refused from its metadata, never opened;
+/// a new name is made and removed again. An existing file is overwritten only when it is empty
+/// or a trace (its magic bytes): a slip such as `--record` naming the module itself loses
+/// nothing. [`write_trace`] checks all of it again on the file it opens.
+pub fn check_trace_path(path: &Path, outputs: &Outputs) -> Result<(), TraceFileError> {
     let failed = |e: std::io::Error| TraceFileError::Write(path.to_path_buf(), e);
     let refused = |why: String| failed(std::io::Error::other(why));
+    outputs.check_path(path).map_err(TraceFileError::Output)?;
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Err(refused("it is a folder".into())),
         Ok(meta) if !meta.is_file() => Err(refused("it is not a regular file (a FIFO, a device or a socket)".into())),
-        Ok(meta) if meta.len() > 0 && !starts_with_magic(path) => Err(refused(
-            "it exists and is not a trace, so it is not overwritten (the module, an audit log or a vault would be lost): remove it or record to another file"
-                .into(),
-        )),
-        // Opened for writing without creating or truncating it: only the permission is tried.
-        Ok(_) => files::nonblocking_write().open(path).map(drop).map_err(failed),
+        Ok(meta) if meta.len() > 0 && !starts_with_magic(path) => Err(refused(NOT_A_TRACE.into())),
+        // Tried for writing without creating or truncating it: only the permission is tried.
+        Ok(_) => files::output::writable(path).map_err(TraceFileError::Output),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
             if !folder.is_dir() {
                 return Err(refused(format!("its folder {} does not exist", folder.display())));
             }
-            let mut options = files::nonblocking_write();
-            options.create_new(true);
-            options.open(path).map_err(failed)?;
+            files::output::write_new(path, &mut std::io::empty()).map_err(TraceFileError::Output)?;
             std::fs::remove_file(path).map_err(failed)
         }
         Err(e) => Err(failed(e)),

@@ -32,6 +32,8 @@ pub fn workspace_dir(flag: Option<&Path>) -> PathBuf {
 pub const STATE_FILE: &str = "state.json";
 /// The lock guarding the state file.
 pub const LOCK_FILE: &str = "state.lock";
+/// The terminal REPL's history of entries.
+pub const HISTORY_FILE: &str = "repl_history";
 /// Installed packages live under this folder.
 pub const PACKAGES_DIR: &str = "packages";
 /// The most bytes the state file may have (an entry is under 2 KiB: thousands of plugins).
@@ -43,7 +45,6 @@ use crate::package::{valid_id, valid_sha256, IntentInfo, PolicyOverrides};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write;
 
 /// An operator's approval: bound to the module hash and the exact permission set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,10 +120,18 @@ pub struct InstalledPlugin {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct State {
-    /// Format version.
+    /// Format version ([`STATE_VERSION`]; any other is refused, never read as this one).
     pub version: u32,
-    /// Installed plugins by id.
+    /// Installed plugins by id (an id listed twice is refused).
+    #[serde(deserialize_with = "unique_plugins")]
     pub plugins: BTreeMap<String, InstalledPlugin>,
+}
+
+/// The format version of the state file this tdm reads and writes.
+pub const STATE_VERSION: u32 = 1;
+
+fn unique_plugins<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, InstalledPlugin>, D::Error> {
+    crate::strict_map::unique_keys(d, "plugin")
 }
 
 /// A plugin's lifecycle state, as `tdm workspace status` shows it.
@@ -236,7 +245,7 @@ impl InstalledPlugin {
 impl State {
     /// The state of a workspace with nothing installed (no state file yet).
     pub fn empty() -> Self {
-        Self { version: 1, plugins: BTreeMap::new() }
+        Self { version: STATE_VERSION, plugins: BTreeMap::new() }
     }
 
     /// Parses the bytes of a state file and checks every entry; `path` names the file in errors.
@@ -250,9 +259,16 @@ impl State {
         }
     }
 
-    /// What is wrong with the first bad entry (see [`InstalledPlugin`]), named; `None` when
-    /// every entry is sound.
+    /// What is wrong with the state, named: an unknown format version, or the first bad entry
+    /// (see [`InstalledPlugin`]); `None` when the state is sound.
     fn problem(&self) -> Option<String> {
+        if self.version != STATE_VERSION {
+            return Some(format!(
+                "its format version is {}, and this tdm reads version {STATE_VERSION} only (a newer or older \
+                 tdm wrote it): use the tdm that wrote it, or move the file away and install again",
+                self.version
+            ));
+        }
         self.plugins.iter().find_map(|(id, plugin)| {
             plugin.problem(id).map(|why| format!("entry `{}`: {why}", files::truncated(id, 80)))
         })
@@ -331,7 +347,7 @@ impl Workspace {
     /// file of at most [`MAX_STATE_BYTES`], every entry checked.
     pub fn read_state(&self) -> Result<State, WorkspaceError> {
         let path = self.state_path();
-        let bytes = match files::read_limited(&path, MAX_STATE_BYTES) {
+        let bytes = match files::read_limited_nofollow(&path, MAX_STATE_BYTES) {
             Ok(bytes) => bytes,
             Err(FileError::NotFound { .. }) => return Ok(State::empty()),
             Err(FileError::Io { kind, message, .. }) => {
@@ -376,11 +392,8 @@ impl Workspace {
         let lock_path = self.dir.join(LOCK_FILE);
         // Opened non-blocking (a FIFO planted here fails, never waits); `lock` still waits for
         // another tdm process, as it should.
-        let lock = files::nonblocking_write()
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
+        let lock =
+            files::output::open_lock(&lock_path).map_err(|e| WorkspaceError::Io(lock_path.clone(), e.into_io()))?;
         lock.lock().map_err(|e| WorkspaceError::Io(lock_path.clone(), e))?;
         Ok(lock)
     }
@@ -394,9 +407,7 @@ impl Workspace {
             // Never write a state the reader would refuse: the workspace would be stuck.
             return Err(WorkspaceError::StateTooLarge(path, bytes.len() as u64));
         }
-        let mut file = files::nonblocking_write().create(true).truncate(true).open(&tmp).map_err(io)?;
-        let written = file.write_all(&bytes).and_then(|()| file.sync_all());
-        drop(file);
+        let written = files::output::write_synced(&tmp, &bytes).map_err(|e| e.into_io());
         // A full disk fails here: the state stays as it was, and no half-written copy is left.
         let renamed = written
             .map_err(io)
@@ -405,9 +416,7 @@ impl Workspace {
             let _ = std::fs::remove_file(&tmp);
         }
         renamed?;
-        if let Ok(dir) = std::fs::File::open(&self.dir) {
-            let _ = dir.sync_all();
-        }
+        files::output::sync_dir(&self.dir);
         Ok(())
     }
 }

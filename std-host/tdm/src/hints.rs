@@ -5,7 +5,9 @@
 //! (`Outcome::from_failure_told`): the outcome keeps its shape and every other member; a
 //! plugin's own failed outcome is never touched.
 
-use contour_core::policy::{DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_REQUEST_BYTES};
+use contour_core::policy::{
+    DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_REQUEST_DEPTH,
+};
 use contour_core::{BlockedReason, Failure, Outcome, Told};
 use std::borrow::Cow;
 use tdm_sdk::module_kind::OtherKind;
@@ -112,6 +114,9 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
         BlockedReason::RequestTooLarge => format!(
             "Send smaller params: a request, params included, may be at most {} MiB (a fixed limit).",
             u64::from(DEFAULT_MAX_REQUEST_BYTES) / (1024 * 1024)
+        ),
+        BlockedReason::RequestTooDeep => format!(
+            "Send params nested at most {DEFAULT_MAX_REQUEST_DEPTH} levels deep (arrays and objects; a fixed limit)."
         ),
         BlockedReason::ModuleTooLarge => {
             "Shrink the module (release build, LTO, strip): a module may be at most 32 MiB (a fixed limit).".into()

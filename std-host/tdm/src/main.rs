@@ -10,6 +10,7 @@ mod exit;
 mod hints;
 mod plugin_lines;
 mod repl;
+mod stdout_delivery;
 mod table;
 mod terminal;
 

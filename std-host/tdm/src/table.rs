@@ -58,9 +58,10 @@ impl Table {
         Ok(())
     }
 
-    /// Prints the lines on stdout (a write error is ignored, as every printer does).
+    /// Prints the lines on stdout (a write error is noted, as every printer's is:
+    /// [`crate::stdout_delivery`]).
     pub fn print(&self) {
-        let _ = self.write(&mut io::stdout().lock());
+        crate::stdout_delivery::note(self.write(&mut io::stdout().lock()));
     }
 }
 

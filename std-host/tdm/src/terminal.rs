@@ -249,10 +249,10 @@ pub fn write_json<W: Write + ?Sized>(w: &mut W, text: &str, layout: Layout) -> i
     w.flush()
 }
 
-/// Prints `line`, escaped, on stdout. A write error is ignored (as `println!` would not be: it
-/// panics), since a closed stdout is no reason to stop.
+/// Prints `line`, escaped, on stdout. A write error does not stop the command (`println!`
+/// would panic); it is noted, and the command's exit code says so ([`crate::stdout_delivery`]).
 pub fn out_line(line: &str) {
-    let _ = write_line(&mut io::stdout().lock(), line);
+    crate::stdout_delivery::note(write_line(&mut io::stdout().lock(), line));
 }
 
 /// Prints `line`, escaped, on stderr; a write error is ignored.
@@ -260,9 +260,10 @@ pub fn err_line(line: &str) {
     let _ = write_line(&mut io::stderr().lock(), line);
 }
 
-/// Prints JSON `text` as one line on stdout (see [`json`]) and flushes; a write error is ignored.
+/// Prints JSON `text` as one line on stdout (see [`json`]) and flushes; a write error is noted
+/// ([`crate::stdout_delivery`]).
 pub fn out_json(text: &str) {
-    let _ = write_json(&mut io::stdout().lock(), text, Layout::Line);
+    crate::stdout_delivery::note(write_json(&mut io::stdout().lock(), text, Layout::Line));
 }
 
 /// Prints JSON `text` as one line on stderr (see [`json`]) and flushes; a write error is ignored.
@@ -273,8 +274,7 @@ pub fn err_json(text: &str) {
 /// Prints `text`, escaped, on stdout without a newline (a question), and flushes.
 pub fn out_prompt(text: &str) {
     let mut out = io::stdout().lock();
-    let _ = out.write_all(escape(text).as_bytes());
-    let _ = out.flush();
+    crate::stdout_delivery::note(out.write_all(escape(text).as_bytes()).and_then(|()| out.flush()));
 }
 
 /// Prints `text` escaped on stderr without a newline (a prompt where stdout holds JSON).

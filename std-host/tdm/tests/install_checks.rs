@@ -223,8 +223,9 @@ fn hub_list_reads_each_packages_manifest_and_never_its_module() {
     let manifest = std::fs::read_to_string(pkg.join("plugin.toml")).unwrap();
     std::fs::write(pkg.join("plugin.toml"), manifest + "[[intents]]\nname = \"greet\"\ndescription = \"hi\"\n")
         .unwrap();
-    let entry = json!({"id": "p", "version": "1.0.0", "sha256": hex(MODULE.as_bytes()), "price": "free", "path": "p"});
-    let entries: Vec<Value> = (0..2_000).map(|_| entry.clone()).collect();
+    // Each version listed once (an index listing one twice is refused), all in one package.
+    let entry = |i: usize| json!({"id": "p", "version": format!("1.0.{i}"), "sha256": hex(MODULE.as_bytes()), "price": "free", "path": "p"});
+    let entries: Vec<Value> = (0..2_000).map(entry).collect();
     std::fs::write(hub.join("index.json"), json!({ "plugins": entries }).to_string()).unwrap();
     let out = tdm(&tmp.path().join("ws"), &["hub", "list", "--hub", &hub.display().to_string(), "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

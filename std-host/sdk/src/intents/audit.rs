@@ -10,7 +10,7 @@ use crate::files::{self, FileError};
 use contour_core::AuditRecord;
 use serde_json::{json, Value};
 use std::fmt;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -92,12 +92,8 @@ impl AuditLog {
         line.push('\n');
         // One write of the whole line on an O_APPEND file: concurrent writers do not interleave.
         // Opened non-blocking: a FIFO without a reader is an error, never a wait.
-        let result = files::nonblocking_write()
-            .create(true)
-            .append(true)
-            .open(path)
-            .and_then(|mut file| file.write_all(line.as_bytes()));
-        if let Err(e) = result {
+        // A regular file only: a FIFO with a reader or a device is refused, not written.
+        if let Err(e) = files::output::append(path, line.as_bytes()) {
             if !self.warned {
                 self.warned = true;
                 let notice = Notice::AuditUnwritable { path: path.clone(), error: e.to_string() };
@@ -215,6 +211,7 @@ pub fn read_entries(path: &Path, plugin: Option<&str>) -> Result<Vec<Value>, Aud
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     #[test]
     fn formats_rfc3339() {

@@ -19,12 +19,14 @@
 
 use super::redaction::Redaction;
 use super::vault::{self, Vault};
+use crate::environment::{Cancel, CANCEL_POLL};
 use contour_core::host::url_host;
 use contour_core::permission::Host;
 use contour_core::{BlockedReason, CallContext, Failure, HostAnswer, HostCall, Permissions, Spent};
 use serde_json::{json, Map, Value};
 use std::fmt;
 use std::io::Read;
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 use ureq::http;
 
@@ -45,6 +47,8 @@ const PLACEHOLDER_CLOSE: &str = "}}";
 #[derive(Debug, Clone)]
 pub struct Net {
     max_body_bytes: u64,
+    /// Ends a fetch's wait (connect, send, read) at once when set: Ctrl-C, or a caller's cancel.
+    cancel: Option<Cancel>,
 }
 
 /// One request header as the plugin gave it.
@@ -378,11 +382,52 @@ fn millis(duration: Duration) -> u128 {
 impl Net {
     /// A client capping response bodies at `max_body_bytes`.
     pub fn new(max_body_bytes: u64) -> Self {
-        Self { max_body_bytes }
+        Self { max_body_bytes, cancel: None }
     }
 
-    /// Performs one fetch (core already matched the URL's host against `grants`).
+    /// The same, whose fetches end within [`CANCEL_POLL`] of `cancel` being set.
+    pub fn with_cancel(mut self, cancel: Option<Cancel>) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Performs one fetch (core already matched the URL's host against `grants`). With a
+    /// cancel flag the fetch runs on a thread of its own and this waits for it in steps of
+    /// [`CANCEL_POLL`]: a server that holds the connection open (or a slow connect) keeps
+    /// Ctrl-C waiting no longer than that. The abandoned fetch ends by itself at its deadline,
+    /// and its answer is dropped.
     pub fn fetch(&self, call: &HostCall, context: &CallContext, grants: &Permissions, vault: &Vault) -> HostAnswer {
+        let Some(cancel) = self.cancel.clone() else {
+            return self.fetch_here(call, context, grants, vault);
+        };
+        let (sender, answer) = std::sync::mpsc::channel();
+        let owned = (Self::new(self.max_body_bytes), call.clone(), *context, grants.clone(), vault.clone());
+        let spawned = std::thread::Builder::new().name("tdm-net-fetch".into()).spawn(move || {
+            let (net, call, context, grants, vault) = owned;
+            let _ = sender.send(net.fetch_here(&call, &context, &grants, &vault));
+        });
+        if spawned.is_err() {
+            return self.fetch_here(call, context, grants, vault);
+        }
+        loop {
+            match answer.recv_timeout(CANCEL_POLL) {
+                Ok(answer) => return answer,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return HostAnswer::failed(BlockedReason::HostFault, "`net.fetch` ended without an answer.")
+                }
+                Err(RecvTimeoutError::Timeout) if cancel.is_set() => {
+                    return HostAnswer::failed(
+                        BlockedReason::HostIntentFailed,
+                        "`net.fetch` was cancelled (Ctrl-C) before the server answered.",
+                    )
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
+
+    /// [`Net::fetch`] on this thread, waiting as long as the deadline allows.
+    fn fetch_here(&self, call: &HostCall, context: &CallContext, grants: &Permissions, vault: &Vault) -> HostAnswer {
         let HostCall::NetFetch { url, host, method, headers, body } = call else {
             return HostAnswer::failed(BlockedReason::InvalidHostRequest, "`net.fetch` was given another call.");
         };

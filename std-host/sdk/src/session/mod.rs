@@ -11,6 +11,7 @@
 
 use crate::declared::Declared;
 use crate::environment::{Cancel, EnvironmentChoice};
+use crate::files::output::Outputs;
 use crate::files::FileKind;
 use crate::intents::audit::AuditLog;
 use crate::intents::context::Context;
@@ -24,7 +25,10 @@ use crate::limits::Limits;
 use crate::module_file::read_module_within;
 use crate::operator::{self, LaunchError};
 use crate::package::Manifest;
-use crate::workspace::{workspace_dir, InstalledPlugin, Workspace, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
+use crate::workspace::{
+    workspace_dir, InstalledPlugin, Workspace, AUDIT_FILE, CONTEXT_FILE, HISTORY_FILE, LOCK_FILE, STATE_FILE,
+    VAULT_FILE,
+};
 use contour_core::trace::{Trace, TraceError};
 use contour_core::{
     BlockedReason, Compilation, Environment, Failure, Permission, Permissions, Plugin, Policy, Sandbox,
@@ -68,6 +72,18 @@ pub struct HostFiles {
     pub tools: Vec<(String, PathBuf)>,
     /// The workspace folder (default: `$TDM_WORKSPACE`, else the platform data dir).
     pub workspace: Option<PathBuf>,
+}
+
+/// What a command run with `host` writes besides a recording, whether or not it exists yet:
+/// stdout and stderr, the audit log (`--audit`, else the workspace's), the workspace state and
+/// its lock, the REPL history. A recording is refused when it is any of them.
+pub fn outputs_of(host: &HostFiles) -> Outputs {
+    let workspace = workspace_dir(host.workspace.as_deref());
+    Outputs::of_command()
+        .with("the audit log", host.audit.clone().unwrap_or_else(|| workspace.join(AUDIT_FILE)))
+        .with("the workspace state", workspace.join(STATE_FILE))
+        .with("the workspace lock", workspace.join(LOCK_FILE))
+        .with("the REPL history", workspace.join(HISTORY_FILE))
 }
 
 /// How a session is opened.
@@ -281,6 +297,11 @@ impl Session {
         &self.declared
     }
 
+    /// What this session's commands write besides a recording ([`outputs_of`]).
+    pub fn outputs(&self) -> Outputs {
+        outputs_of(&self.options.host)
+    }
+
     /// The cancel flag, when the session has one.
     pub fn cancel(&self) -> Option<&Cancel> {
         self.environment.cancel.as_ref()
@@ -347,7 +368,7 @@ impl Session {
             log: Log::new(LOG_MAX_COUNT, LOG_MAX_BYTES)
                 .showing(self.options.log_level)
                 .with_sink(Arc::clone(&self.notices)),
-            net: Net::new(NET_MAX_BODY_BYTES),
+            net: Net::new(NET_MAX_BODY_BYTES).with_cancel(self.options.cancel.clone()),
             vault: Vault::load(vault_path.as_deref()).map_err(SessionError::Vault)?,
             context: Context::load(context_path.as_deref()).map_err(SessionError::Context)?,
             audit: AuditLog::new(Some(audit_path)).with_notices(Arc::clone(&self.notices)),

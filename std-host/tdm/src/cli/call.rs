@@ -10,7 +10,7 @@ use crate::hints::Front;
 use crate::terminal::errln;
 use clap::Args;
 use tdm_sdk::operator;
-use tdm_sdk::session::{Request, Session, SessionError, SessionOptions};
+use tdm_sdk::session::{outputs_of, HostFiles, Request, Session, SessionError, SessionOptions};
 use tdm_sdk::workspace::{workspace_dir, Workspace, WorkspaceError};
 
 const EXAMPLES: &str = "\
@@ -46,7 +46,8 @@ pub fn main(args: &CallArgs, global: &GlobalArgs) -> u8 {
 }
 
 fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
-    report::check_record(args.record.record.as_deref())?;
+    let files = HostFiles { workspace: args.ws.workspace.clone(), ..HostFiles::default() };
+    report::check_record(args.record.record.as_deref(), &outputs_of(&files))?;
     let workspace = Workspace::existing(workspace_dir(args.ws.workspace.as_deref()));
     // A state that cannot be read is reported as it is, before any guess about the id.
     let installed = workspace.read_state()?.plugins.contains_key(&args.id);

@@ -21,6 +21,9 @@ pub struct CompletionsArgs {
 /// Prints the script on stdout; the exit code.
 pub fn main(args: &CompletionsArgs, _global: &GlobalArgs) -> u8 {
     let mut command = super::command();
-    clap_complete::generate(args.shell, &mut command, "tdm", &mut std::io::stdout());
+    // Generated into memory first: clap_complete panics on a failed write.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "tdm", &mut script);
+    crate::stdout_delivery::note(std::io::Write::write_all(&mut std::io::stdout().lock(), &script));
     EXIT_COMPLETED
 }

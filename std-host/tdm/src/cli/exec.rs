@@ -252,7 +252,7 @@ fn wasi_config(args: &ExecArgs, cancel: &Option<Cancel>) -> Result<WasiConfig, C
         environ: args.envs.clone(),
         fs,
         output: Some(Box::new(CommandOutput::stdio(cancel.clone()))),
-        stdin: Some(Box::new(StdinReader::stdin())),
+        stdin: Some(Box::new(StdinReader::stdin().with_cancel(cancel.clone()))),
         stdio: stdio_kinds(),
     })
 }

@@ -123,12 +123,13 @@ pub fn command() -> clap::Command {
 
 /// Entry point of the `tdm` binary.
 pub fn main() -> ExitCode {
+    crate::stdout_delivery::note_closed_at_start();
     let parsed = command().try_get_matches().and_then(|matches| Cli::from_arg_matches(&matches));
     let cli = match parsed {
         Ok(cli) => cli,
-        Err(e) => return ExitCode::from(usage_error(&e)),
+        Err(e) => return ExitCode::from(crate::stdout_delivery::finish(usage_error(&e))),
     };
-    ExitCode::from(dispatch(&cli.command, &cli.global))
+    ExitCode::from(crate::stdout_delivery::finish(dispatch(&cli.command, &cli.global)))
 }
 
 /// A flag clap refused (or `--help`/`--version`): printed as clap renders it (escaped, like
@@ -137,7 +138,7 @@ pub fn main() -> ExitCode {
 /// error object is the one line on stderr, as every other message of tdm's is with `--json`.
 fn usage_error(e: &clap::Error) -> u8 {
     if !e.use_stderr() {
-        let _ = e.print();
+        crate::stdout_delivery::note(e.print());
         return EXIT_COMPLETED;
     }
     let rendered = e.render().to_string();

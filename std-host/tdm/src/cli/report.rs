@@ -5,6 +5,7 @@
 use crate::exit::{EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE};
 use crate::terminal::{self, errln};
 use serde_json::{json, Value};
+use tdm_sdk::files::output::Outputs;
 use tdm_sdk::files::FileError;
 use tdm_sdk::module_file::WatError;
 use tdm_sdk::operator::OperatorError;
@@ -173,10 +174,10 @@ impl From<OperatorError> for CliError {
 /// Checks the `--record` path before the plugin runs ([`tdm_sdk::traces::check_trace_path`]), so
 /// a path that cannot be written is the command's one error, not a second document after the
 /// outcome.
-pub fn check_record(record: Option<&std::path::Path>) -> Result<(), CliError> {
+pub fn check_record(record: Option<&std::path::Path>, outputs: &Outputs) -> Result<(), CliError> {
     match record {
         // A path that cannot be written is a flag given wrong, as a file that is not there is.
-        Some(path) => tdm_sdk::traces::check_trace_path(path).map_err(|e| {
+        Some(path) => tdm_sdk::traces::check_trace_path(path, outputs).map_err(|e| {
             CliError::usage(format!("--record: {e}"))
                 .hint("give --record a file in a folder that exists and tdm can write")
         }),
@@ -198,10 +199,15 @@ pub fn start_recording(session: &mut Session, record: Option<&std::path::Path>) 
 /// Writes the recorded trace to `record` (after the outcome was printed): `None` when it was
 /// written or nothing was recorded, else the exit code of the failure (said on stderr, so
 /// stdout keeps its one document).
-pub fn finish_recording(session: &mut Session, record: Option<&std::path::Path>, json: bool) -> Option<u8> {
+pub fn finish_recording(
+    session: &mut Session,
+    record: Option<&std::path::Path>,
+    outputs: &Outputs,
+    json: bool,
+) -> Option<u8> {
     let path = record?;
     let written = match session.stop_recording() {
-        Some(Ok(trace)) => tdm_sdk::traces::write_trace(path, &trace).map(|()| trace.intents.len()),
+        Some(Ok(trace)) => tdm_sdk::traces::write_trace(path, &trace, outputs).map(|()| trace.intents.len()),
         Some(Err(e)) => Err(tdm_sdk::traces::TraceFileError::Trace(path.to_path_buf(), e)),
         None => Ok(0),
     };

@@ -10,7 +10,7 @@ use crate::terminal::errln;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use tdm_sdk::environment::Cancel;
-use tdm_sdk::session::{Request, RunReport, Session, SessionError, SessionOptions};
+use tdm_sdk::session::{outputs_of, Request, RunReport, Session, SessionError, SessionOptions};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -49,7 +49,7 @@ pub fn main(args: &RunArgs, global: &GlobalArgs) -> u8 {
 }
 
 fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
-    report::check_record(args.record.record.as_deref())?;
+    report::check_record(args.record.record.as_deref(), &outputs_of(&args.host.files()))?;
     let params = args.params.read()?;
     let options = SessionOptions {
         cancel: sigint_cancel(),
@@ -115,7 +115,8 @@ pub(super) fn one_intent(
     }
     after(&ran);
     let code = report::print_outcome(&hints::run_json(&ran, how.front), ran.report.outcome.is_completed());
-    Ok(report::finish_recording(session, how.record, how.json).unwrap_or(code))
+    let outputs = session.outputs();
+    Ok(report::finish_recording(session, how.record, &outputs, how.json).unwrap_or(code))
 }
 
 /// The cancel flag of a one-intent command: set by SIGINT, so Ctrl-C (or `kill -INT`) stops

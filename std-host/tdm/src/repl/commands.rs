@@ -150,7 +150,7 @@ impl Repl {
         }
         let path = std::path::PathBuf::from(path);
         // Said now, not at :stop when the session's intents are already run.
-        if let Err(e) = tdm_sdk::traces::check_trace_path(&path) {
+        if let Err(e) = tdm_sdk::traces::check_trace_path(&path, &self.session.outputs()) {
             return Ok(Err(format!("cannot record: {e}")));
         }
         if let Err(why) = self.session.start_recording(&path) {
@@ -247,6 +247,7 @@ fn limit_fields(policy: &Policy) -> Vec<(&'static str, Value)> {
         ("timeout_ms", json!(policy.timeout_ms)),
         ("max_call_depth", json!(policy.max_call_depth)),
         ("max_request_bytes", json!(policy.max_request_bytes)),
+        ("max_request_depth", json!(policy.max_request_depth)),
         ("max_response_bytes", json!(policy.max_response_bytes)),
         ("max_output_bytes", json!(policy.max_output_bytes)),
         ("max_module_bytes", json!(policy.max_module_bytes)),

@@ -10,11 +10,12 @@ use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
-use rustyline::history::DefaultHistory;
+use rustyline::history::{History, MemHistory, SearchDirection};
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{CompletionType, Config, Editor, Helper};
 use std::io;
 use std::path::PathBuf;
+use tdm_sdk::history;
 use tdm_sdk::session::Session;
 
 /// The rustyline helper: completion and multi-line entries.
@@ -60,19 +61,26 @@ pub(super) fn interactive(session: Session, history: Option<PathBuf>) -> Result<
         .auto_add_history(false)
         .completion_type(CompletionType::List)
         .build();
-    let mut editor: Editor<Completion, DefaultHistory> =
-        Editor::with_config(config).map_err(|e| format!("cannot start the line editor: {e}"))?;
+    let kept = MemHistory::with_config(&config);
+    let mut editor: Editor<Completion, MemHistory> =
+        Editor::with_history(config, kept).map_err(|e| format!("cannot start the line editor: {e}"))?;
     let intents = session.declared().names().into_iter().filter(|name| !name.contains(terminal::is_unsafe)).collect();
     editor.set_helper(Some(Completion { intents }));
-    if let Some(path) = history.as_ref().filter(|p| p.exists()) {
-        if let Err(e) = editor.load_history(path) {
-            errln!("tdm repl: warning: cannot read the history {}: {e}", path.display());
+    if let Some(path) = &history {
+        match history::load(path) {
+            Ok(entries) => {
+                for entry in entries {
+                    let _ = editor.add_history_entry(entry);
+                }
+            }
+            Err(e) => errln!("tdm repl: warning: the history was not read ({e}); starting without it"),
         }
     }
     // While an intent runs the terminal is in cooked mode and Ctrl-C is SIGINT: it only sets
-    // the cancel flag (signal-hook's handler does nothing else), so the session goes on.
+    // the cancel flag (signal-hook's handler does nothing else), so the session goes on; a
+    // second one while the first is still pending exits at once (130), as when piped.
     if let Some(cancel) = session.cancel() {
-        if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGINT, cancel.flag()) {
+        if let Err(e) = cancel.watch_sigint() {
             errln!("tdm repl: warning: Ctrl-C cannot cancel an intent here ({e}): it would end the REPL");
         }
     }
@@ -106,11 +114,12 @@ pub(super) fn interactive(session: Session, history: Option<PathBuf>) -> Result<
         }
     };
     if let Some(path) = &history {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        if let Err(e) = editor.save_history(path) {
-            errln!("tdm repl: warning: cannot save the history {}: {e}", path.display());
+        let kept = editor.history();
+        let entries: Vec<String> = (0..kept.len())
+            .filter_map(|i| kept.get(i, SearchDirection::Forward).ok().flatten().map(|found| found.entry.into_owned()))
+            .collect();
+        if let Err(e) = history::save(path, &entries) {
+            errln!("tdm repl: warning: the history was not saved ({e})");
         }
     }
     result

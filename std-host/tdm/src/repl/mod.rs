@@ -85,9 +85,9 @@ impl Repl {
         let path = self.recording.take()?;
         let stopped = self.session.stop_recording();
         let written = match stopped {
-            Some(Ok(trace)) => {
-                tdm_sdk::traces::write_trace(&path, &trace).map(|()| trace.intents.len()).map_err(|e| e.to_string())
-            }
+            Some(Ok(trace)) => tdm_sdk::traces::write_trace(&path, &trace, &self.session.outputs())
+                .map(|()| trace.intents.len())
+                .map_err(|e| e.to_string()),
             Some(Err(e)) => Err(format!("{}: {e}", path.display())),
             None => Ok(0),
         };

@@ -114,10 +114,15 @@ pub struct Repl {
 impl Repl {
     /// Starts `tdm repl TARGET` with `TDM_WORKSPACE=ws`.
     pub fn start(ws: &std::path::Path, target: &str) -> Self {
+        Self::start_with(ws, &["repl", target])
+    }
+
+    /// Starts `tdm ARGS` (a `repl` command line) with `TDM_WORKSPACE=ws`.
+    pub fn start_with(ws: &std::path::Path, args: &[&str]) -> Self {
         use std::io::BufRead;
         use std::process::{Command, Stdio};
         let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
-            .args(["repl", target])
+            .args(args)
             .env("TDM_WORKSPACE", ws)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
