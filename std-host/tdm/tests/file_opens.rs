@@ -54,7 +54,8 @@ fn no_source_opens_a_file_outside_the_one_path() {
     assert!(files.len() > 40, "the sources were found: {}", files.len());
     let one_path = [sdk.join("files.rs"), sdk.join("files/output.rs")];
     let mut offenders = Vec::new();
-    for file in files.iter().filter(|f| !one_path.contains(f)) {
+    // Unit-test modules (`tests.rs`, `#[cfg(test)] mod tests;`) set up their files as they like.
+    for file in files.iter().filter(|f| !one_path.contains(f) && !f.ends_with("tests.rs")) {
         let text = std::fs::read_to_string(file).unwrap();
         // Unit tests (`#[cfg(test)]`, `#[cfg(all(test, ...))]`) set up their files as they like.
         let code = text.lines().take_while(|l| !(l.starts_with("#[cfg(") && l.contains("test"))).collect::<Vec<_>>();
@@ -121,7 +122,7 @@ fn the_workspace_state_and_its_lock_are_never_read_or_written_through_a_fifo_or_
 
 #[test]
 fn the_audit_log_is_never_written_through_a_fifo_or_a_link() {
-    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forward.wat").display().to_string();
+    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/forward.wat").display().to_string();
     let log = r#"{"jsonrpc":"2.0","id":1,"method":"log","params":{"message":"hi"}}"#;
     for how in HOW {
         let dir = tempfile::tempdir().unwrap();

@@ -74,7 +74,7 @@ fn interrupt(mut child: Child, what: &str, ready: impl Fn() -> bool) -> (Option<
 }
 
 fn forward() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forward.wat").display().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/forward.wat").display().to_string()
 }
 
 #[test]
@@ -109,7 +109,7 @@ fn ctrl_c_interrupts_a_fetch_the_server_holds_open() {
 #[test]
 fn ctrl_c_interrupts_a_command_reading_a_silent_stdin() {
     let dir = tempfile::tempdir().unwrap();
-    let cat = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/exec/cat.wat").display().to_string();
+    let cat = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/exec/cat.wat").display().to_string();
     // A pipe whose writer the test keeps open and never writes to.
     let (reader, _writer) = std::io::pipe().unwrap();
     let child = spawn(dir.path(), &["exec", &cat, "--timeout", DEADLINE], Stdio::from(reader));
@@ -120,7 +120,7 @@ fn ctrl_c_interrupts_a_command_reading_a_silent_stdin() {
 #[test]
 fn ctrl_c_interrupts_a_sleep() {
     let dir = tempfile::tempdir().unwrap();
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/limits/sleep_loop.wat");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/limits/sleep_loop.wat");
     // Each sleep 60 s (0xDF8475800 ns) instead of 1 ms.
     let wat = std::fs::read_to_string(fixture).unwrap().replace(r"\40\42\0f\00\00\00", r"\00\58\47\f8\0d\00");
     assert!(wat.contains(r"\00\58\47\f8\0d\00"));

@@ -92,7 +92,7 @@ fn a_recording_to_stdout_is_refused_whatever_names_it() {
 fn a_trace_path_swapped_for_the_audit_log_is_refused_where_it_is_opened() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
-    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/forward.wat");
+    let forward = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/forward.wat");
     let audit = dir.path().join("audit.log");
     let trace = dir.path().join("session.trace");
     let mut repl = support::Repl::start_with(
