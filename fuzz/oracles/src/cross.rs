@@ -20,6 +20,8 @@ pub struct Case {
     pub module: Vec<u8>,
     /// The encoded trace.
     pub trace: Vec<u8>,
+    /// The inputs it recorded (clock and random reads, host calls), all intents together.
+    pub inputs: usize,
 }
 
 /// Why a generated module has no case.
@@ -55,24 +57,30 @@ pub fn input(seed: u64, index: u64) -> Vec<u8> {
 }
 
 /// Case `index` of `seed`: even indices are plugin modules (imports off the allowlist, a start
-/// function, so the trace holds clock, random and host-call inputs), odd ones closed modules
-/// (the differential target's). Recorded with two intents on one sandbox.
+/// function), odd ones closed modules (the differential target's).
 pub fn case(seed: u64, index: u64) -> Result<Case, Skipped> {
     let kind = if index.is_multiple_of(2) { SmithKind::Plugin } else { SmithKind::Closed };
     let bytes = input(seed, index);
     let module = smith_module(&mut arbitrary::Unstructured::new(&bytes), kind).map_err(|_| Skipped::NotGenerated)?;
+    record(format!("{index:06}"), module, seed ^ index)
+}
+
+/// Records two intents of `module` on one sandbox under [`small_policy`], with [`EchoHost`],
+/// every grant and a virtual environment seeded with `env_seed`.
+pub fn record(name: String, module: Vec<u8>, env_seed: u64) -> Result<Case, Skipped> {
     let plugin = Plugin::load(&module, small_policy()).map_err(Skipped::NotLoaded)?;
-    let name = format!("{index:06}");
-    let mut sandbox = Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(seed ^ index)))
+    let mut sandbox = Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(env_seed)))
         .with_host(Box::new(EchoHost), all_grants());
     sandbox.start_recording(&module, &format!("{name}.wasm")).map_err(Skipped::NotRecorded)?;
     for n in 0..2 {
         sandbox.execute("cross", &serde_json::json!({ "n": n }));
     }
-    let trace = match sandbox.stop_recording() {
-        Some(Ok(trace)) => trace.encode().map_err(Skipped::NotRecorded)?,
+    let (trace, inputs) = match sandbox.stop_recording() {
+        Some(Ok(trace)) => {
+            (trace.encode().map_err(Skipped::NotRecorded)?, trace.intents.iter().map(|i| i.inputs.len()).sum())
+        }
         Some(Err(e)) => return Err(Skipped::NotRecorded(e)),
         None => return Err(Skipped::NotRecorded(TraceError::Recording("the recording was lost"))),
     };
-    Ok(Case { name, module, trace })
+    Ok(Case { name, module, trace, inputs })
 }

@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         eprintln!("cross-cases: {}: {e}", dir.display());
         return ExitCode::FAILURE;
     }
-    let (mut recorded, mut not_generated, mut not_loaded, mut not_recorded) = (0, 0, 0, 0);
+    let (mut recorded, mut not_generated, mut not_loaded, mut not_recorded, mut inputs) = (0, 0, 0, 0, 0);
     for index in 0..count {
         match case(seed, index) {
             Ok(case) => {
@@ -42,6 +42,7 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
                 recorded += 1;
+                inputs += case.inputs;
             }
             Err(Skipped::NotGenerated) => not_generated += 1,
             Err(Skipped::NotLoaded(_)) => not_loaded += 1,
@@ -52,7 +53,7 @@ fn main() -> ExitCode {
         }
     }
     println!(
-        "cross-cases seed={seed} modules={count} recorded={recorded} not_generated={not_generated} not_loaded={not_loaded} not_recorded={not_recorded}"
+        "cross-cases seed={seed} modules={count} recorded={recorded} inputs={inputs} not_generated={not_generated} not_loaded={not_loaded} not_recorded={not_recorded}"
     );
     ExitCode::SUCCESS
 }
