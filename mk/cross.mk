@@ -2,14 +2,16 @@
 # (`contour-replay`, contour-core alone) is built for foreign targets and replays every
 # conformance trace under an emulator; each must give the digest recorded on x86_64.
 #
-#   make cross-s390x    big-endian s390x under qemu-s390x (part of `make test`)
+#   make cross-s390x    big-endian s390x under qemu-s390x (part of `make test`), then a bounded
+#                       run of the cross-architecture differential (`fuzz-cross`, mk/fuzz.mk) of
+#                       FUZZ_CROSS_BOUNDED wasm-smith modules
 #   make cross          aarch64, s390x, armv7 (32-bit) under qemu-user, x86_64 Windows under Wine
 #
 # Each target installs what it needs (Debian's cross gcc and emulators, the rustup target).
 
 cross_saved_goal := $(.DEFAULT_GOAL)
 
-.PHONY: cross cross-s390x cross-aarch64 cross-armv7 cross-windows replay-native
+.PHONY: cross cross-s390x replay-s390x cross-aarch64 cross-armv7 cross-windows replay-native
 
 CROSS_TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 REPLAY_BUILD = $(CARGO) build -q -p contour-replay --profile cross --target
@@ -24,11 +26,16 @@ endef
 replay-native: embedded-plugins
 	$(CARGO) run -q -p contour-replay
 
-cross-s390x: embedded-plugins
+# The s390x replay binary and its emulator (also what `make fuzz-cross` replays with).
+S390X_REPLAY = qemu-s390x -L /usr/s390x-linux-gnu $(call REPLAY_BIN,s390x-unknown-linux-gnu)
+replay-s390x: embedded-plugins
 	$(call cross_setup,s390x-unknown-linux-gnu,gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user,qemu-s390x)
 	@command -v s390x-linux-gnu-gcc >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y gcc-s390x-linux-gnu libc6-dev-s390x-cross)
 	CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_LINKER=s390x-linux-gnu-gcc $(REPLAY_BUILD) s390x-unknown-linux-gnu
-	qemu-s390x -L /usr/s390x-linux-gnu $(call REPLAY_BIN,s390x-unknown-linux-gnu)
+
+cross-s390x: replay-s390x fuzz-cross-tools
+	$(S390X_REPLAY)
+	$(call fuzz_cross,$(FUZZ_CROSS_BOUNDED))
 
 cross-aarch64: embedded-plugins
 	$(call cross_setup,aarch64-unknown-linux-gnu,gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user,qemu-aarch64)

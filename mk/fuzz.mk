@@ -6,6 +6,16 @@
 #                                   other; a summary line per target (executions, CPU seconds,
 #                                   crashes) and a total go to $(FUZZ_REPORT)
 #   make fuzz FUZZ_TARGETS=trace_decode   runs only the named targets
+#   make fuzz-cross [FUZZ_CROSS_MODULES=2000] [FUZZ_CROSS_SEED=1]
+#                                   the cross-architecture differential (stable, no fuzzer):
+#                                   wasm-smith modules recorded on x86_64 and replayed here and on
+#                                   big-endian s390x under qemu-s390x; outcomes, fuel and digests
+#                                   must agree; one line (modules, agreed, disagreed, CPU s) goes
+#                                   to $(FUZZ_CROSS_REPORT). `make cross-s390x` (so `make test`)
+#                                   runs FUZZ_CROSS_BOUNDED of them.
+#
+# The targets' bodies and oracles are the stable crate fuzz/oracles, which `make test` also runs
+# on the regression corpus fuzz/regressions/TARGET (every input that ever crashed a target).
 #
 # Corpora grow in fuzz/corpus/TARGET and crashes land in fuzz/artifacts/TARGET (both git-ignored);
 # fuzz/seeds/TARGET holds the few tiny committed seeds. FUZZ_TARGET_DIR is where the nightly
@@ -14,7 +24,7 @@
 # Keep the including Makefile's default goal: this fragment's rules must not become it.
 fuzz_saved_goal := $(.DEFAULT_GOAL)
 
-.PHONY: fuzz fuzz-build fuzz-tools
+.PHONY: fuzz fuzz-build fuzz-tools fuzz-cross fuzz-cross-tools
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= raw_module smith_module adversarial_plugin request_params response_bytes host_request \
@@ -43,5 +53,22 @@ fuzz: fuzz-build
 		END { printf "total execs=%d cpu_s=%.1f crashes=%d\n", sum["execs"], sum["cpu_s"], sum["crashes"] }' \
 		$(FUZZ_REPORT) >> $(FUZZ_REPORT)
 	@cat $(FUZZ_REPORT)
+
+FUZZ_CROSS_MODULES ?= 2000
+FUZZ_CROSS_BOUNDED ?= 200
+FUZZ_CROSS_SEED ?= 1
+FUZZ_CROSS_DIR ?= $(CROSS_TARGET_DIR)/fuzz-cross
+FUZZ_CROSS_REPORT ?= $(CROSS_TARGET_DIR)/fuzz-cross-report.txt
+
+# The generator and the native replay (debug builds: `make test` has built their crates already).
+fuzz-cross-tools:
+	$(CARGO) build -q -p contour-fuzz-oracles --bin cross-cases -p contour-replay --bin contour-replay
+
+# $(1) modules: generate and record them here, replay them here and under qemu-s390x, compare.
+fuzz_cross = fuzz/cross.sh $(1) $(FUZZ_CROSS_SEED) $(FUZZ_CROSS_DIR) $(FUZZ_CROSS_REPORT) \
+	$(CROSS_TARGET_DIR)/debug/cross-cases $(CROSS_TARGET_DIR)/debug/contour-replay -- $(S390X_REPLAY)
+
+fuzz-cross: replay-s390x fuzz-cross-tools
+	$(call fuzz_cross,$(FUZZ_CROSS_MODULES))
 
 .DEFAULT_GOAL := $(fuzz_saved_goal)

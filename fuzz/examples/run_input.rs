@@ -3,7 +3,7 @@
 //! tell a finding that is AddressSanitizer's stack use apart from one that is real.
 //! `cargo +nightly run --release --example run_input -- plugin|closed FILE` in fuzz/.
 use contour_core::{Plugin, Sandbox, VirtualEnvironment};
-use contour_fuzz::{small_policy, smith_module, SmithKind};
+use contour_fuzz_oracles::{small_policy, smith_module, SmithKind};
 use std::sync::Arc;
 
 fn main() {

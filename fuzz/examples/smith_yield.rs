@@ -2,7 +2,7 @@
 //! a check that targets 2 and 12 reach the sandbox and not only the loader.
 //! `cargo +nightly run --release --example smith_yield [COUNT]` in fuzz/.
 use contour_core::{Plugin, Sandbox, VirtualEnvironment};
-use contour_fuzz::{small_policy, smith_module, SmithKind};
+use contour_fuzz_oracles::{small_policy, smith_module, SmithKind};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -12,16 +12,8 @@ fn main() {
         let mut ends: BTreeMap<String, u64> = BTreeMap::new();
         for seed in 0..count {
             // A deterministic pseudo-random input per seed (splitmix64).
-            let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
-            let bytes: Vec<u8> = (0..4096)
-                .map(|_| {
-                    state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                    let mut z = state;
-                    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                    (z ^ (z >> 31)) as u8
-                })
-                .collect();
+            let state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+            let bytes = contour_fuzz_oracles::cross::pseudo_random_bytes(state, 4096);
             let end = match smith_module(&mut arbitrary::Unstructured::new(&bytes), kind) {
                 Err(_) => "not generated".to_string(),
                 Ok(wasm) => match Plugin::load(&wasm, small_policy()) {

@@ -1,15 +1,7 @@
-//! Target 6: host-call request bytes through core's reader (`host::read_request`, what
-//! `tdm_host_call` runs). Oracles: no panic; an accepted call names a known method, and its
-//! permission and description are computed without panicking.
+//! Target 6: host-call request bytes through core's reader.
+//! The body and its oracles: `contour_fuzz_oracles::targets::host_request` (stable, also run on
+//! `fuzz/regressions/host_request/` by `make test`).
 #![no_main]
-use contour_core::host::{read_request, Method};
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    if let Some((name, Ok(call))) = read_request(data) {
-        assert_eq!(Method::from_name(&name), Some(call.method()));
-        let _ = call.permission();
-        let _ = call.describe();
-        let _ = call.allowed_by(&contour_fuzz::all_grants());
-    }
-});
+fuzz_target!(|data: &[u8]| contour_fuzz_oracles::targets::host_request(data));

@@ -2,10 +2,14 @@
 //! alone and prints, per trace, the digest of the replayed run and whether it is the expected
 //! one. Built for foreign targets (s390x, aarch64, armv7, Windows) by `make cross`, so their
 //! builds stay short; exits 0 only when every bundled trace replays to its expected digest.
+//! `contour-replay --cases DIR` replays the cross-architecture differential's cases instead
+//! (`cases.rs`, `make fuzz-cross`).
 #![forbid(unsafe_code)]
 
 use contour_core::trace::{hex, replay_bytes};
 use std::process::ExitCode;
+
+mod cases;
 
 mod bundle {
     include!(concat!(env!("OUT_DIR"), "/bundle.rs"));
@@ -14,6 +18,17 @@ mod bundle {
 fn main() -> ExitCode {
     let endian = if cfg!(target_endian = "big") { "big-endian" } else { "little-endian" };
     println!("host: {} {} {}-bit {endian}", std::env::consts::OS, std::env::consts::ARCH, usize::BITS);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [] => {}
+        [flag, dir] if flag == "--cases" => {
+            return if cases::run(std::path::Path::new(dir)) { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+        }
+        _ => {
+            eprintln!("usage: contour-replay [--cases DIR]");
+            return ExitCode::from(2);
+        }
+    }
     let mut failed = 0;
     for (name, trace, module, expected) in bundle::CASES {
         if module.is_empty() {
