@@ -1,4 +1,4 @@
-//! The TDM IPC ABI on the host side (DESIGN section 3): the JSON-RPC request bytes, and the
+//! The TDM IPC ABI on the host side (docs/ABI.md section 2): the JSON-RPC request bytes, and the
 //! bounds-checked reading of `[u32 LE length][JSON]` from guest memory. Pure functions over
 //! byte slices, so every rule is unit-testable without an engine.
 

@@ -1,5 +1,5 @@
-//! The load-time checks of a module before anything of it runs: the TDM IPC exports (DESIGN
-//! section 2), every import against the allowlist with its exact signature (promise 3), and the
+//! The load-time checks of a module before anything of it runs: the TDM IPC exports (docs/ABI.md
+//! section 1), every import against the allowlist with its exact signature (promise 3), and the
 //! declared memory against the policy. `Inspection` is the full report `tdm inspect` prints.
 
 use crate::allowlist::{self, Signature, HOST_MODULE};
@@ -30,7 +30,7 @@ struct RequiredExport {
 
 const I32: ValType = ValType::I32;
 
-/// The TDM IPC exports of DESIGN section 2 (besides `memory`).
+/// The TDM IPC exports of docs/ABI.md section 1 (besides `memory`).
 const PLUGIN_EXPORTS: [RequiredExport; 3] = [
     RequiredExport { name: "tdm_alloc", params: &[I32], results: &[I32] },
     RequiredExport { name: "tdm_free", params: &[I32, I32], results: &[] },

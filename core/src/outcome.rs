@@ -1,4 +1,4 @@
-//! The result of one intent: the outcome JSON (completed or failed, DESIGN section 3), the
+//! The result of one intent: the outcome JSON (completed or failed, docs/ABI.md section 2), the
 //! validation of a plugin's response against that shape, and the figures measured on the way.
 
 use crate::reason::{BlockedReason, Failure};
@@ -346,7 +346,7 @@ fn shape_error(what: &str) -> Failure {
 }
 
 impl Shape<'_> {
-    /// Validates the outcome shape of DESIGN section 3.
+    /// Validates the outcome shape of docs/ABI.md section 2.
     fn check(self) -> Result<(Status, Option<Blocked>), Failure> {
         match &self.status {
             Some(Kind::Str(status)) if status == "completed" => {

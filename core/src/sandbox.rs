@@ -438,7 +438,7 @@ fn failed_report(failure: Failure, launch_fuel: u64) -> IntentReport {
     }
 }
 
-/// DESIGN section 3, steps 2-6.
+/// One intent on a live instance: docs/ABI.md section 2, steps 2-6.
 fn run_intent(live: &mut Live, policy: &Policy, request: &[u8]) -> Result<Outcome, Failure> {
     let len = u32::try_from(request.len()).ok().filter(|len| *len <= policy.max_request_bytes).ok_or_else(|| {
         Failure::new(

@@ -1,4 +1,4 @@
-//! Host intents (DESIGN section 4), the only way out of the sandbox: the `tdm_host_call` /
+//! Host intents (docs/ABI.md section 4a), the only way out of the sandbox: the `tdm_host_call` /
 //! `tdm_host_response` imports (`call`), the reading of a request into a typed call
 //! (`request`), the permission check (done in core, before any embedder code runs, so no
 //! embedder can forget it), the audit record of every attempt, and the `HostIntents` trait an

@@ -1,4 +1,4 @@
-//! Deterministic record and replay (DESIGN promise 9, section 6). A `Trace` (postcard) holds a
+//! Deterministic record and replay (docs/ABI.md section 8). A `Trace` (postcard) holds a
 //! versioned header (magic, format version, contour and wasmi versions, the module's sha256,
 //! the policy and the grants) and, per intent, the request bytes, every input in the order the
 //! guest read it, the response bytes, the reason, fuel, launch fuel, peak memory, a digest of

@@ -1,4 +1,4 @@
-//! The WASI Preview1 shim (DESIGN section 5), no_std. Every function of the allowlist's
+//! The WASI Preview1 shim (docs/ABI.md section 5), no_std. Every function of the allowlist's
 //! `PREVIEW1` table is linked here, each with its exact signature; which ones a module may
 //! import is the load-time check's decision. Every nondeterministic answer comes from the
 //! `Environment`, files only from a `ReadOnlyFs`, and every function runs through the meter:
