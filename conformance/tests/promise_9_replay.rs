@@ -4,7 +4,7 @@
 //! in the trace, or a different module, is reported as the first divergence, never a panic.
 
 use contour_conformance::{fixture, load, SEED};
-use contour_core::trace::{self, recorded_digest, DivergenceKind, Input, Trace, TraceError};
+use contour_core::trace::{self, recorded_digest, DivergenceKind, Input, Record, Trace, TraceError};
 use contour_core::{
     CallContext, Clock, Environment, HostAnswer, HostCall, HostIntents, Permissions, Plugin, Policy, Sandbox, Slept,
     VirtualEnvironment,

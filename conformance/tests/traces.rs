@@ -6,7 +6,7 @@
 //! contour-conformance --test traces`, and say why in the commit.
 
 use contour_conformance::SEED;
-use contour_core::trace::{self, hex, recorded_digest, Trace};
+use contour_core::trace::{self, hex, recorded_digest, Record, Trace};
 use contour_core::{
     Clock, Environment, HostIntents, NoHostIntents, Permissions, Plugin, Policy, Sandbox, Slept, VirtualEnvironment,
 };

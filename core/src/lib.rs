@@ -75,5 +75,6 @@ pub use plugin::{Plugin, Runtime};
 pub use policy::{Compilation, Policy, PolicyError};
 pub use reason::{BlockedReason, Failure};
 pub use sandbox::{run_command, CommandExit, CommandReport, LaunchReport, Sandbox};
-pub use state::HostState;
+
+pub use trace::Record;
 pub use wasi::WasiConfig;

@@ -8,7 +8,7 @@
 
 use contour_benches::echo_wasm;
 use contour_core::trace::{self, Trace};
-use contour_core::{Plugin, Policy, Sandbox, VirtualEnvironment};
+use contour_core::{Plugin, Policy, Record, Sandbox, VirtualEnvironment};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

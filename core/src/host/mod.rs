@@ -7,9 +7,11 @@
 mod call;
 mod request;
 
-pub use crate::allowlist::{HOST_IMPORTS as IMPORTS, HOST_MODULE as MODULE};
-pub use call::link;
+pub(crate) use call::{hostcall, tdm_host_call, tdm_host_response, HostCtx, HostView};
 pub use request::{read_request, url_host};
+
+/// The import module of the host intents.
+pub const MODULE: &str = "tdm";
 
 use crate::permission::{Permission, Permissions};
 use crate::reason::{BlockedReason, Failure};

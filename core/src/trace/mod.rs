@@ -9,19 +9,20 @@
 //! | module | owns |
 //! |---|---|
 //! | `footprint` | what a trace's decoded form may hold, counted before it is decoded |
-//! | `record` | the recording wrappers and `Sandbox::start_recording` |
+//! | `record` | the recording decorators and `Record`, recording added to `Sandbox` |
 //! | `replay` | the replaying environment, `replay`, and the first divergence |
 
 mod footprint;
-pub(crate) mod record;
+mod record;
 mod replay;
 
 pub use footprint::{GRANT_COST, INPUT_COST, INTENT_COST, MAX_TRACE_FOOTPRINT};
 
+pub use record::Record;
 pub use replay::{replay, replay_bytes, replay_stoppable, Divergence, DivergenceKind, ReplayReport};
 
+pub use crate::meter::Cut;
 use crate::policy::{Compilation, Policy};
-pub use crate::state::Cut;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;

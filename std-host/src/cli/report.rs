@@ -11,6 +11,7 @@ use crate::package_copy::CopyError;
 use crate::session::{Ran, SessionError};
 use crate::terminal::{self, errln};
 use crate::workspace::WorkspaceError;
+use contour_core::Record;
 use serde_json::{json, Value};
 
 /// What kind of failure ended a subcommand.

@@ -25,7 +25,7 @@ use crate::limits::format_size;
 use crate::params;
 use crate::session::{Ran, Request, Session, SessionError};
 use crate::terminal::{self, textln, Layout};
-use contour_core::Sandbox;
+use contour_core::{Record, Sandbox};
 use line::{parse_line, Line};
 use serde_json::{json, Value};
 use std::io::{self, IsTerminal, Write};

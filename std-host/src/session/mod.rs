@@ -26,7 +26,7 @@ use crate::terminal::textln;
 use crate::workspace::{workspace_dir, InstalledPlugin, Workspace, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
 use contour_core::{
     BlockedReason, Compilation, Environment, Failure, IntentReport, Outcome, Permission, Permissions, Plugin, Policy,
-    Sandbox,
+    Record, Sandbox,
 };
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
