@@ -618,7 +618,7 @@ mod tests {
         let plugin = Arc::new(Plugin::load(&wasm, policy).unwrap());
         let mut sandbox = Sandbox::new(plugin, Box::new(CancelledFromTheStart(VirtualEnvironment::new(0))));
         let report = sandbox.execute("x", &serde_json::json!({}));
-        assert_eq!(report.outcome.blocked_reason(), Some("deadline_exceeded"), "{}", report.outcome.json);
+        assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::DeadlineExceeded), "{}", report.outcome.json);
         assert!(report.fuel_used < 10_000, "ended at an early check: {}", report.fuel_used);
     }
 
@@ -635,6 +635,6 @@ mod tests {
         let mut sandbox = Sandbox::new(plugin, Box::new(VirtualEnvironment::new(0)));
         sandbox.env = None;
         let report = sandbox.execute("x", &serde_json::json!({}));
-        assert_eq!(report.outcome.blocked_reason(), Some("host_fault"), "{}", report.outcome.json);
+        assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::HostFault), "{}", report.outcome.json);
     }
 }

@@ -86,7 +86,7 @@ fn from_outcome(
     peak_memory_bytes: u64,
     stdout: &[u8],
 ) -> Result<IntentRun, RunError> {
-    let blocked_reason = match outcome.blocked_reason() {
+    let blocked_reason = match outcome.blocked_reason_text() {
         Some(reason) => Some(String::try_from(reason).map_err(|_| RunError::TooLong("blockedReason"))?),
         None => None,
     };

@@ -74,7 +74,7 @@ fn over_limit(state: &HostCtx<'_>) -> Failure {
 
 /// Records an attempt that could not be read and answers it with `code`.
 fn unreadable(state: &mut HostCtx<'_>, mut record: AuditRecord, code: i32) -> Result<i32, Failure> {
-    record.reason = Some(BlockedReason::InvalidHostRequest.as_str());
+    record.reason = Some(BlockedReason::InvalidHostRequest);
     state.host.intents.audit(&record);
     Ok(code)
 }
@@ -110,7 +110,7 @@ pub(crate) fn tdm_host_call(
         reason: None,
     };
     if state.host.calls > state.host.max_calls {
-        record.reason = Some(BlockedReason::HostCallLimitExceeded.as_str());
+        record.reason = Some(BlockedReason::HostCallLimitExceeded);
         state.host.intents.audit(&record);
         return Err(over_limit(state));
     }
@@ -133,7 +133,7 @@ pub(crate) fn tdm_host_call(
         Ok(call) => {
             record.permission = call.permission().as_ref().map(ToString::to_string);
             if state.host.bytes > state.host.max_bytes {
-                record.reason = Some(BlockedReason::HostCallLimitExceeded.as_str());
+                record.reason = Some(BlockedReason::HostCallLimitExceeded);
                 state.host.intents.audit(&record);
                 return Err(over_limit(state));
             }
@@ -154,7 +154,7 @@ pub(crate) fn tdm_host_call(
         }
     };
     let HostAnswer { result, spent } = answer;
-    let answered = result.as_ref().err().map(|f| f.reason.as_str());
+    let answered = result.as_ref().err().map(|f| f.reason);
     absorb(state, &spent);
     let response = outcome_bytes(result);
     state.host.bytes = state.host.bytes.saturating_add(response.len() as u64);
@@ -175,7 +175,7 @@ pub(crate) fn tdm_host_call(
             }
         });
     if let Err(failure) = ended {
-        record.reason = Some(failure.reason.as_str());
+        record.reason = Some(failure.reason);
         state.host.intents.audit(&record);
         return Err(failure);
     }

@@ -8,7 +8,7 @@ mod call;
 mod request;
 
 pub(crate) use call::{hostcall, tdm_host_call, tdm_host_response, HostCtx, HostView};
-pub use request::{read_request, url_host};
+pub use request::{read_request, url_host, ParamsError};
 
 /// The import module of the host intents.
 pub const MODULE: &str = "tdm";
@@ -262,7 +262,7 @@ pub struct AuditRecord {
     /// Fuel the run had used when the call was made.
     pub fuel_used: u64,
     /// The failure's reason when the call was refused or failed.
-    pub reason: Option<&'static str>,
+    pub reason: Option<BlockedReason>,
 }
 
 /// The embedder's side of host intents: one method per host method, each called only after

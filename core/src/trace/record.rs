@@ -144,7 +144,7 @@ impl Recording {
         let cut = (report.outcome.host_failure().map(|f| f.reason) == Some(BlockedReason::DeadlineExceeded))
             .then_some(Cut { fuel: report.fuel_used, inputs: inputs.len() as u64 });
         let response = report.outcome.json.as_bytes().to_vec();
-        let reason = report.outcome.blocked_reason().map_or(0, str::len);
+        let reason = report.outcome.blocked_reason_text().map_or(0, str::len);
         log.bytes = log.bytes.saturating_add(footprint::intent(request.len(), response.len(), reason));
         if log.bytes > MAX_TRACE_FOOTPRINT {
             log.overflowed = true;
@@ -154,7 +154,7 @@ impl Recording {
             request: request.to_vec(),
             inputs,
             response,
-            reason: report.outcome.blocked_reason().map(String::from),
+            reason: report.outcome.blocked_reason_text().map(String::from),
             fuel: report.fuel_used,
             launch_fuel: report.launch_fuel,
             peak_memory: report.peak_memory_bytes,

@@ -90,7 +90,7 @@ fn call(args: &CallArgs, global: &GlobalArgs) -> Result<u8, CliError> {
     let last = LastCall {
         method: args.method.clone(),
         status: if outcome.is_completed() { "completed" } else { "failed" }.to_string(),
-        blocked_reason: outcome.blocked_reason().map(str::to_string),
+        blocked_reason: outcome.blocked_reason_text().map(str::to_string),
         fuel_used: ran.report.fuel_used,
         peak_memory_bytes: ran.report.peak_memory_bytes,
         duration_us: u64::try_from(ran.elapsed.as_micros()).unwrap_or(u64::MAX),

@@ -210,7 +210,7 @@ impl Tools {
                 },
             };
         }
-        let reason = outcome.blocked_reason().unwrap_or("unknown");
+        let reason = outcome.blocked_reason_text().unwrap_or("unknown");
         let message = match &outcome.blocked {
             Some(Blocked::Host(failure)) => failure.message(),
             _ => serde_json::from_str::<Value>(&outcome.json)

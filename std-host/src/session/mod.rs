@@ -451,7 +451,7 @@ impl Session {
         };
         let elapsed = started.elapsed();
         let cancelled = self.cancel().is_some_and(Cancel::clear)
-            && report.outcome.blocked_reason() == Some(BlockedReason::DeadlineExceeded.as_str());
+            && report.outcome.blocked_reason() == Some(BlockedReason::DeadlineExceeded);
         let launch_fuel = report.launch_fuel;
         Ran { discarded: !sandbox.is_live(), report, elapsed, cancelled, launch_fuel, undeclared: false }
     }
