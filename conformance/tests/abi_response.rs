@@ -163,7 +163,7 @@ fn echo_handles_a_request_larger_than_its_initial_memory() {
 #[test]
 fn the_host_allocates_the_request_and_frees_both_regions() {
     let mut sandbox = sandbox(&fixture("free_recorder"), Policy::default());
-    let first_request = contour_core::abi::request(1, "first", &json!({"k": "v"}));
+    let first_request = contour_core::intent_request(1, "first", &json!({"k": "v"}));
     let first = sandbox.execute("first", &json!({"k": "v"}));
     let seen: Vec<u64> = as_numbers(&completed_output(&first));
     let len = first_request.len() as u64;
@@ -171,7 +171,7 @@ fn the_host_allocates_the_request_and_frees_both_regions() {
     assert_eq!(seen, [1, len, 0, 0, 0, 0, 0, 16384, len]);
     let second = sandbox.execute("second", &json!({}));
     let seen = as_numbers(&completed_output(&second));
-    let second_len = contour_core::abi::request(2, "second", &json!({})).len() as u64;
+    let second_len = contour_core::intent_request(2, "second", &json!({})).len() as u64;
     let first_response = first.outcome.json.len() as u64;
     assert_eq!(seen, [2, second_len, 2, 16384, len, 8192, 4 + first_response, 16384, second_len]);
 }

@@ -4,9 +4,9 @@
 //! one host function and is shown stopped.
 
 use contour_conformance::{framed, load, sandbox, wat, wat_data};
-use contour_core::meter::{fuel_for_bytes, BYTES_PER_FUEL};
-use contour_core::policy::DEFAULT_START_FUEL;
 use contour_core::BlockedReason;
+use contour_core::DEFAULT_START_FUEL;
+use contour_core::{fuel_for_bytes, BYTES_PER_FUEL};
 use contour_core::{
     AuditRecord, Clock, Environment, HostIntents, IntentReport, Permissions, Policy, Sandbox, Slept, VirtualEnvironment,
 };
@@ -123,7 +123,7 @@ fn every_host_call_attempt_counts_and_is_audited_readable_or_not() {
     assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::HostCallLimitExceeded), "{}", report.outcome.json);
     let records = recorder.0.lock().unwrap().clone();
     assert_eq!(records.len(), 4, "three calls and the one past the limit: {records:?}");
-    assert!(records.iter().all(|r| !r.granted && r.method == contour_core::host::UNREADABLE), "{records:?}");
+    assert!(records.iter().all(|r| !r.granted && r.method == contour_core::UNREADABLE), "{records:?}");
     assert_eq!(records[0].reason, Some(BlockedReason::InvalidHostRequest));
     assert_eq!(records[3].reason, Some(BlockedReason::HostCallLimitExceeded));
 }

@@ -181,7 +181,7 @@ fn initial_memory_over_the_limit_is_refused_at_load() {
 #[test]
 fn a_request_over_the_limit_is_refused_before_the_plugin_sees_it() {
     let params = json!({"text": "x".repeat(100)});
-    let size = contour_core::abi::request(1, "echo", &params).len() as u32;
+    let size = contour_core::intent_request(1, "echo", &params).len() as u32;
     // Exactly at the limit is delivered.
     let at_limit = Policy { max_request_bytes: size, ..Policy::default() };
     let output = completed_output(&sandbox(&fixture("echo"), at_limit).execute("echo", &params));

@@ -5,8 +5,7 @@
 //! the function compared. Oracles: both complete with the same outcome bytes and the same fuel,
 //! or both fail, with the same reason when the bare run trapped on fuel, stack or a trap code.
 #![no_main]
-use contour_core::abi;
-use contour_core::outcome::Outcome;
+use contour_core::Outcome;
 use contour_core::{BlockedReason, Plugin, Sandbox, VirtualEnvironment};
 use contour_fuzz::{smith_module, SmithKind};
 use libfuzzer_sys::arbitrary::Unstructured;
@@ -27,7 +26,7 @@ fn bare(wasm: &[u8], policy: &contour_core::Policy, request: &[u8]) -> Option<En
     config
         .consume_fuel(true)
         .fuel_cost(CustomFuelCosts {
-            bytes_copied_per_fuel: contour_core::meter::BYTES_PER_FUEL as u32,
+            bytes_copied_per_fuel: contour_core::BYTES_PER_FUEL as u32,
             fuel_per_bytes_translated: 0,
             fuel_per_bytes_validated: 0,
         })
@@ -65,7 +64,7 @@ fn bare(wasm: &[u8], policy: &contour_core::Policy, request: &[u8]) -> Option<En
         Ok(req) => req as u32,
         Err(e) => return Some(trap(e)),
     };
-    let region = match abi::check_request_region(req, len, memory.data(&store).len()) {
+    let region = match contour_core::check_request_region(req, len, memory.data(&store).len()) {
         Ok(region) => region,
         Err(f) => return Some(End::Failed(Some(f.reason))),
     };
@@ -74,7 +73,7 @@ fn bare(wasm: &[u8], policy: &contour_core::Policy, request: &[u8]) -> Option<En
         Ok(resp) => resp as u32,
         Err(e) => return Some(trap(e)),
     };
-    let range = match abi::response_range(memory.data(&store), resp, policy.max_response_bytes) {
+    let range = match contour_core::response_range(memory.data(&store), resp, policy.max_response_bytes) {
         Ok(range) => range,
         Err(f) => return Some(End::Failed(Some(f.reason))),
     };

@@ -2,7 +2,7 @@
 //! `tdm_host_call` runs). Oracles: no panic; an accepted call names a known method, and its
 //! permission and description are computed without panicking.
 #![no_main]
-use contour_core::host::{read_request, Method};
+use contour_core::{read_host_request as read_request, Method};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(permission) = Permission::parse(text) {
         let printed = permission.to_string();
         assert_eq!(Permission::parse(&printed).as_ref(), Ok(&permission), "{printed:?} does not parse back");
-        if let Ok(url_host) = contour_core::host::url_host(&format!("https://{text}/")) {
+        if let Ok(url_host) = contour_core::url_host(&format!("https://{text}/")) {
             let _ = permission.allows_host(&url_host);
         }
     }
@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(grants) = Permissions::parse_all(parts.iter().copied()) {
         assert!(tdm_sdk::package::covered(&grants, &grants));
     }
-    let _ = contour_core::host::url_host(text);
+    let _ = contour_core::url_host(text);
     let _ = tdm_sdk::limits::parse_fuel(text);
     let _ = tdm_sdk::limits::parse_timeout(text);
     let _ = tdm_sdk::limits::parse_memory(text);

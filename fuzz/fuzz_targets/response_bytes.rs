@@ -3,14 +3,14 @@
 //! (`Outcome::from_response`). Oracles: no panic; a response core accepts is JSON any std
 //! reader takes (serde_json into a tree) with the status core read.
 #![no_main]
-use contour_core::outcome::Outcome;
+use contour_core::Outcome;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if data.len() >= 4 {
         let ptr = u32::from_le_bytes([data[0], data[1], data[2], data[3]]) % 64;
         let memory = &data[4..];
-        if let Ok(range) = contour_core::abi::response_range(memory, ptr, 4096) {
+        if let Ok(range) = contour_core::response_range(memory, ptr, 4096) {
             assert!(range.end <= memory.len() && range.start == ptr as usize + 4);
         }
     }

@@ -3,7 +3,7 @@
 //! Oracles: no panic; decode(encode(trace)) is the trace; replay ends (it never hangs: the
 //! fixed plugin spins at most 65,535 times, whatever the trace's inputs and policy say).
 #![no_main]
-use contour_core::trace::{replay, Trace};
+use contour_core::{replay, Trace};
 use contour_core::Plugin;
 use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, OnceLock};

@@ -5,8 +5,8 @@
 //! member; a plugin's own failed outcome is never touched.
 
 use crate::module_kind::OtherKind;
-use contour_core::policy::{DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_REQUEST_BYTES};
 use contour_core::{BlockedReason, Failure, Outcome};
+use contour_core::{DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_REQUEST_BYTES};
 use std::borrow::Cow;
 
 /// Where the plugin runs, which decides what a hint may name.

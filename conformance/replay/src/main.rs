@@ -4,7 +4,7 @@
 //! builds stay short; exits 0 only when every bundled trace replays to its expected digest.
 #![forbid(unsafe_code)]
 
-use contour_core::trace::{hex, replay_bytes};
+use contour_core::{hex, replay_bytes};
 use std::process::ExitCode;
 
 mod bundle {

@@ -16,7 +16,7 @@ mod footprint;
 mod record;
 mod replay;
 
-pub use footprint::{GRANT_COST, INPUT_COST, INTENT_COST, MAX_TRACE_FOOTPRINT};
+pub use footprint::{INPUT_COST, INTENT_COST, MAX_TRACE_FOOTPRINT};
 
 pub use record::Record;
 pub use replay::{replay, replay_bytes, replay_stoppable, Divergence, DivergenceKind, ReplayReport};
@@ -157,7 +157,7 @@ impl PolicyRecord {
 pub struct Header {
     /// [`MAGIC`].
     pub magic: [u8; 8],
-    /// [`FORMAT_VERSION`].
+    /// The trace format version (1 in this build).
     pub format: u16,
     /// The contour-core version that recorded it.
     pub contour: String,
@@ -310,8 +310,8 @@ pub enum TraceError {
         /// Bytes found.
         size: u64,
     },
-    /// Its records come to more than [`MAX_TRACE_FOOTPRINT`] (see [`footprint`]): found
-    /// before decoding, or while recording.
+    /// Its records come to more than [`MAX_TRACE_FOOTPRINT`] (their bytes plus [`INPUT_COST`]
+    /// per input and a cost per intent): found before decoding, or while recording.
     Footprint {
         /// The footprint found (or that the recording would have needed, at least).
         size: u64,

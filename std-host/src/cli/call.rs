@@ -13,7 +13,7 @@ use crate::session::{HostFiles, Request, Session, SessionError, SessionOptions};
 use crate::terminal::errln;
 use crate::workspace::{now_ms, workspace_dir, LastCall, Workspace, WorkspaceError};
 use clap::Args;
-use contour_core::policy::DEFAULT_MAX_REQUEST_BYTES;
+use contour_core::DEFAULT_MAX_REQUEST_BYTES;
 
 const EXAMPLES: &str = "\
 Examples:

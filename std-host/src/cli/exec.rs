@@ -204,7 +204,7 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
         }
     };
     let dirs = preopens(&args.dirs)?;
-    let fs: Option<Box<dyn contour_core::fs::ReadOnlyFs>> = if dirs.is_empty() {
+    let fs: Option<Box<dyn contour_core::ReadOnlyFs>> = if dirs.is_empty() {
         None
     } else {
         Some(Box::new(DirFs::open(&dirs).map_err(|e| CliError::usage(e.to_string()))?))

@@ -12,8 +12,8 @@ use crate::module_file::{read_module, ModuleFileError, WatError};
 use crate::table::Table;
 use crate::terminal::{self, errln, outln};
 use clap::Args;
-use contour_core::check::{ImportVerdict, Inspection};
 use contour_core::{BlockedReason, Failure, Policy};
+use contour_core::{ImportVerdict, Inspection};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -123,7 +123,7 @@ fn intents_json(declared: &Declared) -> Value {
 }
 
 fn host_imports(inspection: &Inspection) -> Vec<&str> {
-    inspection.imports.iter().filter(|i| i.module == contour_core::host::MODULE).map(|i| i.name.as_str()).collect()
+    inspection.imports.iter().filter(|i| i.module == contour_core::HOST_MODULE).map(|i| i.name.as_str()).collect()
 }
 
 fn inspection_json(path: &Path, inspection: &Inspection, declared: &Declared, command: bool) -> Value {

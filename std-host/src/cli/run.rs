@@ -10,7 +10,7 @@ use crate::params;
 use crate::session::{Request, Session, SessionError, SessionOptions};
 use crate::terminal::errln;
 use clap::Args;
-use contour_core::policy::DEFAULT_MAX_REQUEST_BYTES;
+use contour_core::DEFAULT_MAX_REQUEST_BYTES;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\

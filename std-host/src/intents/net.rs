@@ -19,8 +19,8 @@
 
 use super::redaction::Redaction;
 use super::vault::Vault;
-use contour_core::host::url_host;
-use contour_core::permission::Host;
+use contour_core::url_host;
+use contour_core::Host;
 use contour_core::{BlockedReason, CallContext, Failure, HostAnswer, HostCall, Permissions, Spent};
 use serde_json::{json, Map, Value};
 use std::io::Read;

@@ -15,7 +15,7 @@
 
 use super::{audit, context, log, net, vault, PluginIdentity, StdIntents};
 use crate::environment::EnvironmentChoice;
-use contour_core::outcome::Blocked;
+use contour_core::Blocked;
 use contour_core::{BlockedReason, CallContext, HostAnswer, Permissions, Plugin, Policy, Sandbox, Spent};
 use serde_json::value::RawValue;
 use serde_json::Value;

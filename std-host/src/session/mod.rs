@@ -362,7 +362,7 @@ impl Session {
 
     /// Starts recording what runs in `sandbox` (its live instance is discarded first), for a
     /// trace to be written to `trace`: the trace names the module bytes this session loaded.
-    pub fn start_recording(&self, sandbox: &mut Sandbox, trace: &Path) -> Result<(), contour_core::trace::TraceError> {
+    pub fn start_recording(&self, sandbox: &mut Sandbox, trace: &Path) -> Result<(), contour_core::errors::TraceError> {
         sandbox.start_recording(&self.bytes, &self.trace_label(trace))
     }
 
