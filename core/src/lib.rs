@@ -80,9 +80,9 @@ pub use plugin::{Plugin, Runtime};
 // The limits, as data.
 pub use meter::{fuel_for_bytes, BYTES_PER_FUEL, FS_CALL_FUEL};
 pub use policy::{
-    Compilation, Policy, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_MODULE_BYTES,
-    DEFAULT_MAX_REQUEST_BYTES, DEFAULT_START_FUEL, EMBEDDED_MAX_MESSAGE_BYTES, EMBEDDED_MAX_OUTPUT_BYTES,
-    WASM_PAGE_BYTES,
+    Compilation, Policy, PolicyField, PolicyValue, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES,
+    DEFAULT_MAX_MODULE_BYTES, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_START_FUEL, EMBEDDED_MAX_MESSAGE_BYTES,
+    EMBEDDED_MAX_OUTPUT_BYTES, WASM_PAGE_BYTES,
 };
 // Running: the sandbox, a command, and what came of it.
 pub use outcome::{Blocked, IntentReport, Outcome, Status};
