@@ -8,7 +8,7 @@
 //! import; `plugin` rows are open to marketplace plugins, `command` rows only to `tdm exec`.
 
 use crate::host::{self, HostView};
-use crate::wasi::{self, fd, path, poll, proc, WasiView};
+use crate::wasi::{self, fd, path, poll, proc, sock, WasiView};
 use wasmi::{Caller, Linker};
 
 /// The value types a signature is written in (wasmi's).
@@ -152,10 +152,10 @@ imports! {
     shim proc::proc_raise(sig: u32) command;
     shim proc::sched_yield() plugin;
     shim proc::random_get(buf: u32, len: u32) plugin;
-    shim fd::sock_accept(fd: u32, flags: u32, out: u32) command;
-    shim fd::sock_recv(fd: u32, iovs: u32, n: u32, flags: u32, nread: u32, oflags: u32) command;
-    shim fd::sock_send(fd: u32, iovs: u32, n: u32, flags: u32, nwritten: u32) command;
-    shim fd::sock_shutdown(fd: u32, how: u32) command;
+    shim sock::sock_accept(fd: u32, flags: u32, out: u32) command;
+    shim sock::sock_recv(fd: u32, iovs: u32, n: u32, flags: u32, nread: u32, oflags: u32) command;
+    shim sock::sock_send(fd: u32, iovs: u32, n: u32, flags: u32, nwritten: u32) command;
+    shim sock::sock_shutdown(fd: u32, how: u32) command;
 }
 
 imports! {

@@ -14,7 +14,7 @@ use crate::permission::Permissions;
 use crate::plugin::Plugin;
 use crate::policy::{Policy, WASM_PAGE_BYTES};
 use crate::reason::{BlockedReason, Failure};
-use crate::state::{HostState, LimitHit, Limits};
+use crate::state::{failure_of, HostState, Limits};
 use crate::wasi::{WasiConfig, WasiState};
 use alloc::boxed::Box;
 use alloc::format;
@@ -23,74 +23,7 @@ use alloc::vec::Vec;
 use core::any::Any;
 use serde_json::value::RawValue;
 use serde_json::Value;
-use wasmi::errors::{ErrorKind, InstantiationError};
-use wasmi::{Memory, Store, TrapCode, TypedFunc};
-
-/// Maps a wasmi error to the host's failure vocabulary. A limit the limiter recorded takes
-/// precedence: it names exactly which limit the plugin hit.
-pub(crate) fn failure_of(error: &wasmi::Error, store: &Store<HostState>) -> Failure {
-    let limits = &store.data().limits;
-    match limits.hit {
-        Some(LimitHit::Memory { desired }) => {
-            return Failure::new(
-                BlockedReason::MemoryLimitExceeded,
-                format!("Memory would grow to {desired} bytes; the limit is {} bytes.", limits.max_memory_bytes),
-            );
-        }
-        Some(LimitHit::Table { desired }) => {
-            return Failure::new(
-                BlockedReason::ResourceLimitExceeded,
-                format!("A table would grow to {desired} elements; the limit is {}.", limits.max_table_elements),
-            );
-        }
-        None => {}
-    }
-    if let Some(code) = error.i32_exit_status() {
-        let mut failure = Failure::new(BlockedReason::PluginExited, format!("Exit code {code}."));
-        failure.exit_code = Some(code);
-        return failure;
-    }
-    if let Some(failure) = error.downcast_ref::<Failure>() {
-        return failure.clone();
-    }
-    if let Some(code) = error.as_trap_code() {
-        return match code {
-            TrapCode::OutOfFuel => Failure::new(BlockedReason::FuelExhausted, "The budget ran out."),
-            TrapCode::StackOverflow => {
-                Failure::new(BlockedReason::StackExhausted, "Its calls nested deeper than the call-depth limit allows.")
-            }
-            TrapCode::OutOfSystemMemory | TrapCode::GrowthOperationLimited => {
-                Failure::new(BlockedReason::ResourceLimitExceeded, "The host could not allocate for this instance.")
-            }
-            other => Failure::new(BlockedReason::PluginTrap, format!("Trap: {other}.")),
-        };
-    }
-    match error.kind() {
-        ErrorKind::Memory(e) => Failure::new(BlockedReason::MemoryLimitExceeded, format!("{e}.")),
-        ErrorKind::Table(e) => Failure::new(BlockedReason::ResourceLimitExceeded, format!("{e}.")),
-        ErrorKind::Wasm(_) | ErrorKind::Translation(_) | ErrorKind::Read(_) | ErrorKind::UserLimits(_) => {
-            Failure::new(BlockedReason::InvalidModule, format!("{error}."))
-        }
-        ErrorKind::Linker(_) => Failure::new(BlockedReason::LinkFailed, format!("{error}.")),
-        ErrorKind::Instantiation(e) => match e {
-            InstantiationError::TooManyInstances
-            | InstantiationError::TooManyTables
-            | InstantiationError::TooManyMemories
-            | InstantiationError::FailedToInstantiateTable(_) => {
-                Failure::new(BlockedReason::ResourceLimitExceeded, format!("Instantiation failed: {error}."))
-            }
-            InstantiationError::FailedToInstantiateMemory(_) => {
-                Failure::new(BlockedReason::MemoryLimitExceeded, format!("Instantiation failed: {error}."))
-            }
-            // A segment that does not fit its table traps at instantiation (the spec's trap).
-            InstantiationError::ElementSegmentDoesNotFit { .. } => {
-                Failure::new(BlockedReason::PluginTrap, format!("Instantiation trapped: {error}."))
-            }
-            _ => Failure::new(BlockedReason::LinkFailed, format!("Instantiation failed: {error}.")),
-        },
-        _ => Failure::new(BlockedReason::PluginTrap, format!("{error}.")),
-    }
-}
+use wasmi::{Memory, Store, TypedFunc};
 
 /// A live instance, its typed exports, and the meter of its current run.
 struct Live {

@@ -7,8 +7,8 @@
 use super::request::read_request;
 use super::HostCalls;
 use super::{
-    AuditRecord, CallContext, HostAnswer, Method, Spent, ERR_BAD_POINTER, ERR_CAP_TOO_SMALL, ERR_NOTHING_PENDING,
-    ERR_NOT_JSON_RPC, ERR_TOO_LARGE, UNREADABLE,
+    AuditRecord, CallContext, HostAnswer, HostCall, Method, Spent, ERR_BAD_POINTER, ERR_CAP_TOO_SMALL,
+    ERR_NOTHING_PENDING, ERR_NOT_JSON_RPC, ERR_TOO_LARGE, UNREADABLE,
 };
 use crate::guest::Guest;
 use crate::meter::{self, Metered, Run};
@@ -93,6 +93,31 @@ fn absorb(state: &mut HostCtx<'_>, spent: &Spent) {
     }
 }
 
+/// Asks the embedder for its answer to an allowed call, telling it what is left of the run.
+fn ask(state: &mut HostCtx<'_>, call: &HostCall) -> Result<HostAnswer, Failure> {
+    let context = CallContext {
+        remaining_ns: state.run.deadline_remaining(state.run.fuel_used())?,
+        fuel_remaining: state.run.fuel_remaining(),
+        host_calls_remaining: state.host.max_calls.saturating_sub(state.host.calls),
+        host_bytes_remaining: state.host.max_bytes.saturating_sub(state.host.bytes),
+    };
+    Ok(state.run.input_host_call(&mut *state.host.intents, call, &context))
+}
+
+/// Charges what a call cost (`fuel` the embedder spent, `response` bytes) and looks at the
+/// deadline (as `host_work` does next, at the same fuel) and the host-call limits, before the
+/// call is audited: a call whose cost ends the run is recorded with the reason the outcome
+/// gives, without the answer the plugin never gets.
+fn settle(state: &mut HostCtx<'_>, fuel: u64, response: usize) -> Result<(), Failure> {
+    state.run.charge(fuel)?;
+    state.run.charge_bytes(response as u64)?;
+    state.run.deadline_remaining(state.run.fuel_used())?;
+    if state.host.calls > state.host.max_calls || state.host.bytes > state.host.max_bytes {
+        return Err(over_limit(state));
+    }
+    Ok(())
+}
+
 /// `tdm_host_call(ptr, len)`, inside the meter.
 pub(crate) fn tdm_host_call(
     guest: &mut Guest<'_>,
@@ -138,13 +163,7 @@ pub(crate) fn tdm_host_call(
                 return Err(over_limit(state));
             }
             if call.allowed_by(&state.host.grants) {
-                let context = CallContext {
-                    remaining_ns: state.run.deadline_remaining(state.run.fuel_used())?,
-                    fuel_remaining: state.run.fuel_remaining(),
-                    host_calls_remaining: state.host.max_calls.saturating_sub(state.host.calls),
-                    host_bytes_remaining: state.host.max_bytes.saturating_sub(state.host.bytes),
-                };
-                let answer = state.run.input_host_call(&mut *state.host.intents, &call, &context);
+                let answer = ask(state, &call)?;
                 record.granted = !matches!(&answer.result, Err(f) if f.reason == BlockedReason::PermissionDenied);
                 answer
             } else {
@@ -158,23 +177,7 @@ pub(crate) fn tdm_host_call(
     absorb(state, &spent);
     let response = outcome_bytes(result);
     state.host.bytes = state.host.bytes.saturating_add(response.len() as u64);
-    // What the call cost is charged, and the deadline looked at (as `host_work` does next, at the
-    // same fuel), before the call is audited: a call whose cost ends the run is recorded with
-    // the reason the outcome gives, without the answer the plugin never gets.
-    let ended = state
-        .run
-        .charge(spent.fuel)
-        .and_then(|()| state.run.charge_bytes(response.len() as u64))
-        .and_then(|()| state.run.deadline_remaining(state.run.fuel_used()).map(drop))
-        .and_then(|()| {
-            let over = state.host.calls > state.host.max_calls || state.host.bytes > state.host.max_bytes;
-            if over {
-                Err(over_limit(state))
-            } else {
-                Ok(())
-            }
-        });
-    if let Err(failure) = ended {
+    if let Err(failure) = settle(state, spent.fuel, response.len()) {
         record.reason = Some(failure.reason);
         state.host.intents.audit(&record);
         return Err(failure);

@@ -1,5 +1,4 @@
-//! The fd_* functions (and sockets, which are fds the sandbox never has): stdio, preopened
-//! directories and read-only files. Writes reach only stdout and stderr; stdin reads from the
+//! The fd_* functions: stdio, preopened directories and read-only files. Writes reach only stdout and stderr; stdin reads from the
 //! embedder's `InputSource`, never waiting past the run's deadline; bytes moved are charged at
 //! the bulk-memory rate and every call into the embedder's filesystem costs `FS_CALL_FUEL`.
 
@@ -329,12 +328,6 @@ fn sync_fd(state: &Shim<'_>, fd: u32) -> Result<(), WasiError> {
     }
 }
 
-/// Answers a socket call: `ENOTSOCK` for an open fd, `EBADF` otherwise.
-fn not_a_socket(state: &Shim<'_>, fd: u32) -> Result<(), WasiError> {
-    state.wasi.fd(fd)?;
-    Err(Errno::Notsock.into())
-}
-
 /// `fd_write`.
 pub(crate) fn fd_write(
     g: &mut Guest<'_>,
@@ -579,48 +572,4 @@ pub(crate) fn fd_renumber(_g: &mut Guest<'_>, s: &mut Shim<'_>, from: u32, to: u
         s.wasi.listings.insert(to, listing);
     }
     Ok(())
-}
-
-/// `sock_accept`: no fd is a socket.
-pub(crate) fn sock_accept(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _flags: u32,
-    _out: u32,
-) -> Result<(), WasiError> {
-    not_a_socket(s, fd)
-}
-
-/// `sock_recv`: no fd is a socket.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn sock_recv(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _iovs: u32,
-    _n: u32,
-    _flags: u32,
-    _nread: u32,
-    _oflags: u32,
-) -> Result<(), WasiError> {
-    not_a_socket(s, fd)
-}
-
-/// `sock_send`: no fd is a socket.
-pub(crate) fn sock_send(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _iovs: u32,
-    _n: u32,
-    _flags: u32,
-    _nwritten: u32,
-) -> Result<(), WasiError> {
-    not_a_socket(s, fd)
-}
-
-/// `sock_shutdown`: no fd is a socket.
-pub(crate) fn sock_shutdown(_g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32, _how: u32) -> Result<(), WasiError> {
-    not_a_socket(s, fd)
 }

@@ -11,7 +11,8 @@
 //! | `errno` | the errno values |
 //! | `call` | `WasiView`, the store's view the shim reaches its state through, and the wrapper each function runs through: the meter, errno or failure |
 //! | `proc` | args, environ, clocks, random, exit, yield |
-//! | `fd` | fd_* (read, write, seek, stat, readdir, ...) and sockets |
+//! | `fd` | fd_* (read, write, seek, stat, readdir, ...) |
+//! | `sock` | sock_*, on fds that are never sockets |
 //! | `path` | path_* on the read-only filesystem |
 //! | `poll` | poll_oneoff |
 
@@ -21,6 +22,7 @@ pub(crate) mod fd;
 pub(crate) mod path;
 pub(crate) mod poll;
 pub(crate) mod proc;
+pub(crate) mod sock;
 mod state;
 mod stdio;
 
