@@ -519,44 +519,6 @@ pub(crate) fn fd_advise(
     }
 }
 
-/// `fd_allocate`: nothing is writable.
-pub(crate) fn fd_allocate(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _offset: u64,
-    _len: u64,
-) -> Result<(), WasiError> {
-    write_to_fd(s, fd)
-}
-
-/// `fd_filestat_set_size`: nothing is writable.
-pub(crate) fn fd_filestat_set_size(_g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32, _size: u64) -> Result<(), WasiError> {
-    write_to_fd(s, fd)
-}
-
-/// `fd_filestat_set_times`: nothing is writable.
-pub(crate) fn fd_filestat_set_times(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _atime: u64,
-    _mtime: u64,
-    _flags: u32,
-) -> Result<(), WasiError> {
-    write_to_fd(s, fd)
-}
-
-/// `fd_datasync`.
-pub(crate) fn fd_datasync(_g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32) -> Result<(), WasiError> {
-    sync_fd(s, fd)
-}
-
-/// `fd_sync`.
-pub(crate) fn fd_sync(_g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32) -> Result<(), WasiError> {
-    sync_fd(s, fd)
-}
-
 /// `fd_renumber`: moves fd `from` onto `to`, closing what `to` held.
 pub(crate) fn fd_renumber(_g: &mut Guest<'_>, s: &mut Shim<'_>, from: u32, to: u32) -> Result<(), WasiError> {
     s.wasi.fd(to)?;
@@ -572,4 +534,17 @@ pub(crate) fn fd_renumber(_g: &mut Guest<'_>, s: &mut Shim<'_>, from: u32, to: u
         s.wasi.listings.insert(to, listing);
     }
     Ok(())
+}
+
+fd_only! {
+    /// `fd_allocate`: nothing is writable.
+    fd_allocate(u64, u64) => write_to_fd;
+    /// `fd_filestat_set_size`: nothing is writable.
+    fd_filestat_set_size(u64) => write_to_fd;
+    /// `fd_filestat_set_times`: nothing is writable.
+    fd_filestat_set_times(u64, u64, u32) => write_to_fd;
+    /// `fd_datasync`.
+    fd_datasync() => sync_fd;
+    /// `fd_sync`.
+    fd_sync() => sync_fd;
 }

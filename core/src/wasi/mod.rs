@@ -16,6 +16,24 @@
 //! | `path` | path_* on the read-only filesystem |
 //! | `poll` | poll_oneoff |
 
+/// Shim functions that look only at their first argument, the fd, and answer what
+/// `$answer(shim, fd)` says; the rest of their arguments matter to no one (the filesystem is
+/// read-only, no fd is a socket). Each row: doc, name, the types after the fd, the answer.
+macro_rules! fd_only {
+    ($($(#[doc = $doc:literal])+ $name:ident($($ty:ty),*) => $answer:path;)*) => {$(
+        $(#[doc = $doc])+
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) fn $name(
+            _guest: &mut Guest<'_>,
+            shim: &mut Shim<'_>,
+            fd: u32,
+            $(_: $ty),*
+        ) -> Result<(), WasiError> {
+            $answer(shim, fd)
+        }
+    )*};
+}
+
 mod call;
 mod errno;
 pub(crate) mod fd;

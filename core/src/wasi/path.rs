@@ -166,86 +166,6 @@ pub(crate) fn path_readlink(
     Err(Errno::Inval.into())
 }
 
-/// `path_create_directory`: read-only.
-pub(crate) fn path_create_directory(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _p: u32,
-    _l: u32,
-) -> Result<(), WasiError> {
-    read_only_dir(s, fd)
-}
-
-/// `path_remove_directory`: read-only.
-pub(crate) fn path_remove_directory(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _p: u32,
-    _l: u32,
-) -> Result<(), WasiError> {
-    read_only_dir(s, fd)
-}
-
-/// `path_unlink_file`: read-only.
-pub(crate) fn path_unlink_file(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _p: u32,
-    _l: u32,
-) -> Result<(), WasiError> {
-    read_only_dir(s, fd)
-}
-
-/// `path_filestat_set_times`: read-only.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn path_filestat_set_times(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _flags: u32,
-    _p: u32,
-    _l: u32,
-    _atime: u64,
-    _mtime: u64,
-    _fst_flags: u32,
-) -> Result<(), WasiError> {
-    read_only_dir(s, fd)
-}
-
-/// `path_link`: read-only.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn path_link(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _flags: u32,
-    _p: u32,
-    _l: u32,
-    _new_fd: u32,
-    _new_p: u32,
-    _new_l: u32,
-) -> Result<(), WasiError> {
-    read_only_dir(s, fd)
-}
-
-/// `path_rename`: read-only.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn path_rename(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _p: u32,
-    _l: u32,
-    _new_fd: u32,
-    _new_p: u32,
-    _new_l: u32,
-) -> Result<(), WasiError> {
-    read_only_dir(s, fd)
-}
-
 /// `path_symlink`: read-only.
 pub(crate) fn path_symlink(
     _g: &mut Guest<'_>,
@@ -257,4 +177,19 @@ pub(crate) fn path_symlink(
     _new_l: u32,
 ) -> Result<(), WasiError> {
     read_only_dir(s, fd)
+}
+
+fd_only! {
+    /// `path_create_directory`: read-only.
+    path_create_directory(u32, u32) => read_only_dir;
+    /// `path_remove_directory`: read-only.
+    path_remove_directory(u32, u32) => read_only_dir;
+    /// `path_unlink_file`: read-only.
+    path_unlink_file(u32, u32) => read_only_dir;
+    /// `path_filestat_set_times`: read-only.
+    path_filestat_set_times(u32, u32, u32, u64, u64, u32) => read_only_dir;
+    /// `path_link`: read-only.
+    path_link(u32, u32, u32, u32, u32, u32) => read_only_dir;
+    /// `path_rename`: read-only.
+    path_rename(u32, u32, u32, u32, u32) => read_only_dir;
 }
