@@ -26,7 +26,7 @@ fn sha256(c: &mut Criterion) {
     group.sampling_mode(SamplingMode::Flat);
 
     let mut sandbox = warm_sandbox(&wasm);
-    let request = contour_core::abi::request(1, "sha256", &serde_json::json!({ "mib": SHA256_MIB }));
+    let request = contour_core::intent_request(1, "sha256", &serde_json::json!({ "mib": SHA256_MIB }));
     let first = sandbox.execute_request(&request);
     assert!(first.outcome.is_completed(), "{}", first.outcome.json);
     eprintln!("compute/sha256: {} fuel per intent, {}", first.fuel_used, first.outcome.json);

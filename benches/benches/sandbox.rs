@@ -171,7 +171,7 @@ fn echo_rust(c: &mut Criterion) {
         eprintln!("echo_rust: skipped, {HELLO_WASM} is not built (run `make rust-examples`)");
         return;
     };
-    let build = |pad: usize| contour_core::abi::request(1, "greet", &serde_json::json!({ "name": "x".repeat(pad) }));
+    let build = |pad: usize| contour_core::intent_request(1, "greet", &serde_json::json!({ "name": "x".repeat(pad) }));
     let shortest = build(1).len();
     let request = build(1 + 128usize.saturating_sub(shortest));
     let mut group = c.benchmark_group("echo_rust/128");

@@ -3,7 +3,7 @@
 //! (state, package read, hash), the load (lazy: the module was validated at install), a sandbox
 //! and its launch.
 
-use contour_core::trace::{hex, sha256};
+use contour_core::{hex, sha256};
 use std::path::{Path, PathBuf};
 use tdm_sdk::operator::{self, Source};
 use tdm_sdk::session::{Session, SessionOptions};

@@ -180,7 +180,7 @@ const LOG_REQUEST_AT: usize = 1024;
 
 /// The `log` request the host-call plugin sends, as JSON-RPC bytes.
 pub fn log_request() -> Vec<u8> {
-    contour_core::abi::request(1, "log", &serde_json::json!({ "level": "info", "message": "hello from the plugin" }))
+    contour_core::intent_request(1, "log", &serde_json::json!({ "level": "info", "message": "hello from the plugin" }))
 }
 
 /// The host-call plugin's WAT: it imports `tdm.tdm_host_call` and `tdm.tdm_host_response`, and each intent calls
@@ -311,7 +311,7 @@ pub fn large_wasm() -> Vec<u8> {
 /// A JSON-RPC request for `method` of exactly `len` bytes (padded with a `"pad"` string param), or the shortest
 /// such request when `len` is smaller than that.
 pub fn request_of_size(method: &str, len: usize) -> Vec<u8> {
-    let build = |pad: usize| contour_core::abi::request(1, method, &serde_json::json!({ "pad": "x".repeat(pad) }));
+    let build = |pad: usize| contour_core::intent_request(1, method, &serde_json::json!({ "pad": "x".repeat(pad) }));
     let shortest = build(0).len();
     build(len.saturating_sub(shortest))
 }
@@ -328,7 +328,7 @@ pub struct Greet {
 
 /// The `greet` whose request is exactly `size` bytes (at least the shortest such request, with a 1-byte name).
 pub fn greet(size: usize) -> Greet {
-    let build = |name: &str| contour_core::abi::request(1, "greet", &serde_json::json!({ "name": name }));
+    let build = |name: &str| contour_core::intent_request(1, "greet", &serde_json::json!({ "name": name }));
     let name = "x".repeat(size.saturating_sub(build("").len()).max(1));
     let outcome = format!(r#"{{"status":"completed","output":{{"greeting":"Hello, {name}!"}}}}"#);
     Greet { request: build(&name), name, outcome }
@@ -336,7 +336,7 @@ pub fn greet(size: usize) -> Greet {
 
 /// A JSON-RPC request for `method` with params `{"n": n}`.
 pub fn request_with_n(method: &str, n: u64) -> Vec<u8> {
-    contour_core::abi::request(1, method, &serde_json::json!({ "n": n }))
+    contour_core::intent_request(1, method, &serde_json::json!({ "n": n }))
 }
 
 /// The expected outcome JSON of a plugin that answers `value`.

@@ -4,6 +4,7 @@
 //! completed, passes through byte for byte; its own `blockedReason` is a bounded name.
 
 use contour_conformance::{completed_output, fixture, outcome_json, responder, sandbox};
+use contour_core::BlockedReason;
 use contour_core::{IntentReport, Policy};
 use serde_json::{json, Value};
 
@@ -15,7 +16,7 @@ fn assert_invalid(body: &[u8]) {
     let report = answer(body);
     assert_eq!(
         report.outcome.blocked_reason(),
-        Some("invalid_response"),
+        Some(BlockedReason::InvalidResponse),
         "{:?}: {}",
         String::from_utf8_lossy(body),
         report.outcome.json
@@ -101,7 +102,7 @@ fn a_plugins_reason_is_a_bounded_name() {
             r#"{{"status":"failed","message":"m","blockedReason":"{reason}","recoveryHint":"h","output":{{"retryable":false}}}}"#
         );
         let report = answer(body.as_bytes());
-        assert_eq!(report.outcome.blocked_reason(), Some(reason), "{}", report.outcome.json);
+        assert_eq!(report.outcome.blocked_reason_text(), Some(reason), "{}", report.outcome.json);
         assert_eq!(report.outcome.json, body, "passed through byte for byte");
     }
 }
@@ -111,7 +112,7 @@ fn a_plugin_policy_rejection_passes_through_intact() {
     let expected = r#"{"status":"failed","message":"Request rejected by plugin policy.","blockedReason":"plugin_policy_rejected","recoveryHint":"Review the plugin policy and retry manually.","output":{"retryable":false}}"#;
     let mut sandbox = sandbox(&fixture("policy_rejected"), Policy::default());
     let report = sandbox.execute("anything", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("plugin_policy_rejected"));
+    assert_eq!(report.outcome.blocked_reason_text(), Some("plugin_policy_rejected"));
     assert_eq!(report.outcome.json, expected, "the exact bytes the plugin wrote");
     assert!(report.outcome.host_failure().is_none(), "the plugin, not the host, failed it");
     // A plugin's own failure is not a host failure: the instance stays live.
@@ -162,7 +163,7 @@ fn echo_handles_a_request_larger_than_its_initial_memory() {
 #[test]
 fn the_host_allocates_the_request_and_frees_both_regions() {
     let mut sandbox = sandbox(&fixture("free_recorder"), Policy::default());
-    let first_request = contour_core::abi::request(1, "first", &json!({"k": "v"}));
+    let first_request = contour_core::intent_request(1, "first", &json!({"k": "v"}));
     let first = sandbox.execute("first", &json!({"k": "v"}));
     let seen: Vec<u64> = as_numbers(&completed_output(&first));
     let len = first_request.len() as u64;
@@ -170,7 +171,7 @@ fn the_host_allocates_the_request_and_frees_both_regions() {
     assert_eq!(seen, [1, len, 0, 0, 0, 0, 0, 16384, len]);
     let second = sandbox.execute("second", &json!({}));
     let seen = as_numbers(&completed_output(&second));
-    let second_len = contour_core::abi::request(2, "second", &json!({})).len() as u64;
+    let second_len = contour_core::intent_request(2, "second", &json!({})).len() as u64;
     let first_response = first.outcome.json.len() as u64;
     assert_eq!(seen, [2, second_len, 2, 16384, len, 8192, 4 + first_response, 16384, second_len]);
 }

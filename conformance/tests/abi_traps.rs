@@ -3,6 +3,7 @@
 //! intent, and the next one runs in a fresh instance.
 
 use contour_conformance::{completed_output, fixture, outcome_json, sandbox};
+use contour_core::BlockedReason;
 use contour_core::{IntentReport, Policy, Sandbox};
 use serde_json::json;
 
@@ -17,7 +18,7 @@ fn fails_with(method: &str, reason: &str, detail: &str) -> IntentReport {
     let mut sandbox = misbehave();
     assert_eq!(completed_output(&sandbox.execute("count", &json!({}))), json!([1]));
     let report = sandbox.execute(method, &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some(reason), "{method}: {}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason_text(), Some(reason), "{method}: {}", report.outcome.json);
     let failure = report.outcome.host_failure().expect("a host failure");
     assert!(failure.detail.contains(detail), "{method}: {}", failure.detail);
     assert!(!sandbox.is_live());
@@ -71,7 +72,7 @@ fn a_launch_that_fails_reports_what_it_wrote_and_the_memory_it_had() {
     )
     .unwrap();
     let report = sandbox(&wasm, Policy::default()).execute("x", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("plugin_trap"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::PluginTrap), "{}", report.outcome.json);
     assert_eq!(String::from_utf8_lossy(&report.stdout), "initializing\n");
     assert_eq!(report.peak_memory_bytes, 2 * 65_536);
     assert!(report.launch_fuel > 0 && report.fuel_used == report.launch_fuel);

@@ -1,11 +1,11 @@
-//! Load is bounded: the parse-time limits of `contour_core::module_limits` refuse, before wasmi
+//! Load is bounded: the parse-time limits of core (core/src/module_limits.rs) refuse, before wasmi
 //! parses anything, a module that declares more than loading it can afford (element items,
 //! function bodies, imports, exports, ...), and what a refusal quotes of the module is cut.
 
 use contour_conformance::{load_failure, plugin_with_imports};
-use contour_core::module_limits::{MAX_ELEMENT_ITEMS, MAX_FUNCTION_BODY_BYTES, MAX_IMPORTS};
-use contour_core::reason::MAX_DETAIL_BYTES;
+use contour_core::MAX_DETAIL_BYTES;
 use contour_core::{Plugin, Policy, Profile};
+use contour_core::{MAX_ELEMENT_ITEMS, MAX_FUNCTION_BODY_BYTES, MAX_IMPORTS};
 
 fn uleb(mut n: u64, out: &mut Vec<u8>) {
     loop {

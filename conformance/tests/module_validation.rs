@@ -2,6 +2,7 @@
 //! validated), and with the opt-in `Lazy` compilation it loads but the intent that calls the
 //! invalid body ends with `invalid_module`, never a host panic.
 
+use contour_core::BlockedReason;
 use contour_core::{Compilation, Plugin, Policy, Sandbox, VirtualEnvironment};
 use std::sync::Arc;
 
@@ -31,5 +32,5 @@ fn lazy_compilation_reports_an_invalid_body_when_it_is_called() {
     let plugin = Arc::new(Plugin::load(&wasm, policy).expect("Lazy defers body validation"));
     let mut sandbox = Sandbox::new(plugin, Box::new(VirtualEnvironment::new(1)));
     let report = sandbox.execute("x", &serde_json::json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("invalid_module"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::InvalidModule), "{}", report.outcome.json);
 }

@@ -2,8 +2,8 @@
 //! filesystem imports are rejected at load in the `marketplace` profile.
 
 use contour_conformance::{completed_output, fixture, load_failure, plugin_with_imports, run_once};
-use contour_core::allowlist::{Signature, ValType, PREVIEW1};
 use contour_core::{run_command, CommandExit, Plugin, Policy, Profile, VirtualEnvironment, WasiConfig};
+use contour_core::{Signature, ValType, PREVIEW1};
 
 /// What docs/ABI.md section 5 lets a plugin import from WASI Preview1: everything else (every
 /// filesystem and socket function) must be rejected at load. Written out here, as the contract

@@ -3,7 +3,7 @@
 //! rejects the module, and the error lists every offending import.
 
 use contour_conformance::{completed_output, load, load_failure, plugin_with_imports, sandbox, wat};
-use contour_core::check::ImportVerdict;
+use contour_core::ImportVerdict;
 use contour_core::{Plugin, Policy, Profile};
 use serde_json::json;
 

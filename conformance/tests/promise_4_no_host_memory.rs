@@ -14,7 +14,7 @@ fn run(wasm: &[u8], policy: Policy) -> IntentReport {
 }
 
 fn blocked(report: &IntentReport) -> Option<&str> {
-    report.outcome.blocked_reason()
+    report.outcome.blocked_reason_text()
 }
 
 #[test]

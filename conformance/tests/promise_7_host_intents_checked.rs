@@ -9,6 +9,7 @@
 //! answered `permission_denied` and the embedder is never called; with the right grant it is.
 
 use contour_conformance::{fixture, load, SEED};
+use contour_core::BlockedReason;
 use contour_core::{
     AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, Permissions, Policy, Sandbox, VirtualEnvironment,
 };
@@ -234,9 +235,13 @@ fn a_call_whose_cost_ends_the_run_is_audited_with_the_outcomes_reason() {
     // The nested work spent more than the run had left: the run ends with fuel_exhausted, and
     // the audit says so, counting only the request (the plugin never got the answer).
     let (report, audits) = run(10_000_000);
-    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::FuelExhausted), "{}", report.outcome.json);
     assert_eq!(audits.len(), 1, "{audits:?}");
-    assert_eq!(audits[0].reason, Some("fuel_exhausted"), "the audit says what the outcome says: {audits:?}");
+    assert_eq!(
+        audits[0].reason,
+        Some(BlockedReason::FuelExhausted),
+        "the audit says what the outcome says: {audits:?}"
+    );
     assert!(audits[0].granted, "{audits:?}");
     assert!(audits[0].bytes < served_bytes, "no answer bytes: {audits:?}");
 }

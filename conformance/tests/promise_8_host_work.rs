@@ -4,8 +4,9 @@
 //! one host function and is shown stopped.
 
 use contour_conformance::{framed, load, sandbox, wat, wat_data};
-use contour_core::meter::{fuel_for_bytes, BYTES_PER_FUEL};
-use contour_core::policy::DEFAULT_START_FUEL;
+use contour_core::BlockedReason;
+use contour_core::DEFAULT_START_FUEL;
+use contour_core::{fuel_for_bytes, BYTES_PER_FUEL};
 use contour_core::{
     AuditRecord, Clock, Environment, HostIntents, IntentReport, Permissions, Policy, Sandbox, Slept, VirtualEnvironment,
 };
@@ -64,7 +65,7 @@ fn a_random_get_flood_is_stopped_by_fuel() {
         (br_if $again (i32.lt_u (local.get $i) (i32.const 200))))"#;
     let policy = Policy { fuel_per_intent: 1_000_000, ..Policy::default() };
     let report = run(&plugin(RANDOM, 17, body, ""), policy);
-    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::FuelExhausted), "{}", report.outcome.json);
     assert!(report.fuel_used <= 1_000_000, "{}", report.fuel_used);
 }
 
@@ -119,12 +120,12 @@ fn every_host_call_attempt_counts_and_is_audited_readable_or_not() {
     let mut sandbox =
         sandbox(&plugin(HOST_CALL, 1, body, ""), policy).with_host(Box::new(recorder.clone()), Permissions::default());
     let report = sandbox.execute("work", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("host_call_limit_exceeded"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::HostCallLimitExceeded), "{}", report.outcome.json);
     let records = recorder.0.lock().unwrap().clone();
     assert_eq!(records.len(), 4, "three calls and the one past the limit: {records:?}");
-    assert!(records.iter().all(|r| !r.granted && r.method == contour_core::host::UNREADABLE), "{records:?}");
-    assert_eq!(records[0].reason, Some("invalid_host_request"));
-    assert_eq!(records[3].reason, Some("host_call_limit_exceeded"));
+    assert!(records.iter().all(|r| !r.granted && r.method == contour_core::UNREADABLE), "{records:?}");
+    assert_eq!(records[0].reason, Some(BlockedReason::InvalidHostRequest));
+    assert_eq!(records[3].reason, Some(BlockedReason::HostCallLimitExceeded));
 }
 
 /// A virtual environment with a simulated wall clock: reading it costs nothing, and sleeps move
@@ -176,12 +177,12 @@ fn sleeps_never_pass_the_deadline() {
     let plugin_loop = load(&sleeper(1_000_000, true), policy.clone());
     let mut sandbox = Sandbox::new(plugin_loop, Box::new(SimulatedWall::default()));
     let report = sandbox.execute("work", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("deadline_exceeded"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::DeadlineExceeded), "{}", report.outcome.json);
     // One 10 s sleep is cut at the deadline, not slept.
     let plugin_once = load(&sleeper(10_000_000_000, false), policy.clone());
     let mut sandbox = Sandbox::new(plugin_once, Box::new(SimulatedWall::default()));
     let report = sandbox.execute("work", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("deadline_exceeded"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::DeadlineExceeded), "{}", report.outcome.json);
     // On a virtual clock alone (no wall clock, no deadline) the same sleep just advances time.
     let report = Sandbox::new(load(&sleeper(10_000_000_000, false), policy), Box::new(VirtualEnvironment::new(1)))
         .execute("work", &json!({}));
@@ -193,7 +194,7 @@ fn a_looping_start_function_gets_a_fixed_slice_not_the_whole_budget() {
     let wasm = contour_conformance::fixture("start_loop");
     let policy = Policy { fuel_per_intent: 100_000_000, ..Policy::default() };
     let report = run(&wasm, policy);
-    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::FuelExhausted), "{}", report.outcome.json);
     assert!(report.fuel_used <= DEFAULT_START_FUEL, "{}", report.fuel_used);
     assert!(
         report.outcome.json.contains("_initialize"),
@@ -219,5 +220,5 @@ fn the_launch_and_the_first_intent_share_one_budget() {
     // A budget that holds either alone, not both: the first intent runs out.
     let tight = Policy { fuel_per_intent: second.fuel_used + first.launch_fuel / 2, ..Policy::default() };
     let report = sandbox(&wasm, tight).execute("work", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::FuelExhausted), "{}", report.outcome.json);
 }

@@ -6,6 +6,7 @@
 use contour_conformance::{
     completed_output, fixture, framed, load, load_failure, outcome_json, responder, sandbox, wat,
 };
+use contour_core::BlockedReason;
 use contour_core::{Clock, Environment, IntentReport, Policy, Sandbox, VirtualEnvironment};
 use serde_json::json;
 use std::sync::Arc;
@@ -30,7 +31,7 @@ fn fails_then_recovers(policy: Policy, method: &str, reason: &str) -> IntentRepo
     assert_eq!(completed_output(&run(&mut sandbox, "count")), json!([1]));
     assert_eq!(completed_output(&run(&mut sandbox, "count")), json!([2]));
     let report = run(&mut sandbox, method);
-    assert_eq!(report.outcome.blocked_reason(), Some(reason), "{method}: {}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason_text(), Some(reason), "{method}: {}", report.outcome.json);
     let outcome = outcome_json(&report);
     assert_eq!(outcome["status"], "failed");
     assert_eq!(outcome["blockedReason"], reason);
@@ -79,7 +80,7 @@ fn every_intent_gets_its_own_fuel_budget() {
 fn an_infinite_loop_in_the_start_function_runs_out_of_fuel() {
     let mut sandbox = sandbox(&fixture("start_loop"), small_fuel());
     let report = run(&mut sandbox, "anything");
-    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::FuelExhausted), "{}", report.outcome.json);
     assert!(!sandbox.is_live());
     // Launching explicitly reports the same; the host keeps running.
     let failure = sandbox.launch().expect_err("the start function cannot finish");
@@ -91,7 +92,7 @@ fn an_infinite_loop_in_the_start_function_runs_out_of_fuel() {
 fn an_infinite_loop_in_initialize_runs_out_of_fuel() {
     let mut sandbox = sandbox(&fixture("initialize_loop"), small_fuel());
     let report = run(&mut sandbox, "anything");
-    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::FuelExhausted), "{}", report.outcome.json);
     let failure = sandbox.launch().expect_err("_initialize cannot finish");
     assert_eq!(failure.reason.as_str(), "fuel_exhausted");
     assert!(!sandbox.is_live());
@@ -101,7 +102,7 @@ fn an_infinite_loop_in_initialize_runs_out_of_fuel() {
 fn unbounded_recursion_exhausts_the_stack() {
     fails_then_recovers(Policy::default(), "recurse", "stack_exhausted");
     let report = sandbox(&fixture("recursion"), Policy::default()).execute("down", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("stack_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::StackExhausted), "{}", report.outcome.json);
 }
 
 #[test]
@@ -125,7 +126,7 @@ fn the_call_depth_limit_is_the_policys() {
     assert_eq!(completed_output(&sandbox(&wasm, Policy::default()).execute("d", &json!({}))), 1);
     let shallow = Policy { max_call_depth: 100, ..Policy::default() };
     let report = sandbox(&wasm, shallow).execute("d", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("stack_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::StackExhausted), "{}", report.outcome.json);
 }
 
 #[test]
@@ -180,7 +181,7 @@ fn initial_memory_over_the_limit_is_refused_at_load() {
 #[test]
 fn a_request_over_the_limit_is_refused_before_the_plugin_sees_it() {
     let params = json!({"text": "x".repeat(100)});
-    let size = contour_core::abi::request(1, "echo", &params).len() as u32;
+    let size = contour_core::intent_request(1, "echo", &params).len() as u32;
     // Exactly at the limit is delivered.
     let at_limit = Policy { max_request_bytes: size, ..Policy::default() };
     let output = completed_output(&sandbox(&fixture("echo"), at_limit).execute("echo", &params));
@@ -190,7 +191,7 @@ fn a_request_over_the_limit_is_refused_before_the_plugin_sees_it() {
     let under = Policy { max_request_bytes: size - 1, ..Policy::default() };
     let mut sandbox = sandbox(&fixture("echo"), under);
     let report = sandbox.execute("echo", &params);
-    assert_eq!(report.outcome.blocked_reason(), Some("request_too_large"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::RequestTooLarge), "{}", report.outcome.json);
     assert_eq!(report.fuel_used, 0, "the plugin never ran");
     let small = json!({});
     assert_eq!(completed_output(&sandbox.execute("echo", &small))["params"], small);
@@ -205,13 +206,13 @@ fn a_response_over_the_limit_is_refused() {
     assert_eq!(completed_output(&report), "0123456789");
     let under = Policy { max_response_bytes: len - 1, ..Policy::default() };
     let report = sandbox(&responder(body), under).execute("r", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("response_too_large"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::ResponseTooLarge), "{}", report.outcome.json);
     // A length field far over the limit (and past memory) is also response_too_large.
     let mut data = framed(body);
     data[..4].copy_from_slice(&u32::MAX.to_le_bytes());
     let report =
         sandbox(&contour_conformance::pointing_plugin(16, 16, &data), Policy::default()).execute("r", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("response_too_large"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::ResponseTooLarge), "{}", report.outcome.json);
 }
 
 /// The embedded profile (the firmware in embedded-demo/ runs under it): its limits hold through
@@ -231,10 +232,10 @@ fn the_embedded_profile_holds_its_smaller_limits() {
     // Framed past the request (which the plugin's tdm_alloc puts at 1024).
     let plugin = contour_conformance::pointing_plugin(16_384, 16_384, &framed(body.as_bytes()));
     let report = sandbox(&plugin, policy.clone()).execute("r", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("response_too_large"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::ResponseTooLarge), "{}", report.outcome.json);
     let big = json!({ "pad": "x".repeat(4 * 1024) });
     let report = sandbox(&fixture("misbehave"), policy).execute("count", &big);
-    assert_eq!(report.outcome.blocked_reason(), Some("request_too_large"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::RequestTooLarge), "{}", report.outcome.json);
 }
 
 /// A virtual environment whose deadline clock advances `step_ns` on every read.
@@ -271,14 +272,14 @@ fn the_wall_clock_deadline_ends_a_long_intent() {
     let env = SlowWallClock { inner: VirtualEnvironment::new(0), now_ns: 0, step_ns: 100_000_000 };
     let mut sandbox = Sandbox::new(load(&fixture("misbehave"), policy.clone()), Box::new(env));
     let report = run(&mut sandbox, "loop");
-    assert_eq!(report.outcome.blocked_reason(), Some("deadline_exceeded"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::DeadlineExceeded), "{}", report.outcome.json);
     assert!(report.fuel_used < 1_000_000, "stopped after a few slices: {}", report.fuel_used);
     assert_eq!(outcome_json(&report)["output"]["retryable"], true);
     assert_eq!(completed_output(&run(&mut sandbox, "count")), json!([1]));
     // The same loop with the same slices but no wall clock only stops at the fuel budget.
     let plugin = load(&fixture("misbehave"), Policy { fuel_per_intent: SMALL_FUEL, ..policy });
     let report = Sandbox::new(Arc::clone(&plugin), Box::new(VirtualEnvironment::new(0))).execute("loop", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::FuelExhausted), "{}", report.outcome.json);
 }
 
 /// Found by the `differential` fuzz target (a stack overflow under AddressSanitizer only, whose
@@ -301,12 +302,12 @@ fn an_endless_tail_call_loop_ends_by_fuel() {
         ))
     };
     let report = run(&mut sandbox(&module(""), small_fuel()), "spin");
-    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::FuelExhausted), "{}", report.outcome.json);
     // All of it but what the next block would need (wasmi charges a block before running it).
     assert!(SMALL_FUEL - report.fuel_used < 16, "{} of {SMALL_FUEL}", report.fuel_used);
     let policy = Policy { start_fuel: SMALL_FUEL / 2, ..small_fuel() };
     let report = run(&mut sandbox(&module("(start $start)"), policy), "spin");
-    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::FuelExhausted), "{}", report.outcome.json);
     assert!(report.outcome.json.contains("The start function may use at most"), "{}", report.outcome.json);
     assert!(SMALL_FUEL / 2 - report.launch_fuel < 16, "{} of {}", report.launch_fuel, SMALL_FUEL / 2);
 }

@@ -3,6 +3,7 @@
 //! different seed changes what `random_get` yields.
 
 use contour_conformance::{completed_output, fixture, sandbox_with_seed, SEED};
+use contour_core::BlockedReason;
 use contour_core::{Compilation, IntentReport, Policy, Sandbox, VirtualEnvironment};
 use serde_json::json;
 
@@ -53,7 +54,7 @@ fn a_failed_intent_is_deterministic_too() {
     let policy = Policy { fuel_per_intent: 1_000_000, ..Policy::default() };
     let run = || sandbox_with_seed(&fixture("misbehave"), policy.clone(), 0).execute("loop", &json!({}));
     let (a, b) = (run(), run());
-    assert_eq!(a.outcome.blocked_reason(), Some("fuel_exhausted"));
+    assert_eq!(a.outcome.blocked_reason(), Some(BlockedReason::FuelExhausted));
     assert_eq!(a.outcome.json, b.outcome.json);
     assert_eq!(a.fuel_used, b.fuel_used);
 }
@@ -98,7 +99,7 @@ fn what_an_intent_sees_does_not_depend_on_how_long_a_failed_one_ran() {
         let env = SteppedWall { inner: VirtualEnvironment::new(SEED), now_ns: 0, step_ns };
         let mut sandbox = Sandbox::new(contour_conformance::load(&wasm, policy.clone()), Box::new(env));
         let cut = sandbox.execute("loop", &json!({}));
-        assert_eq!(cut.outcome.blocked_reason(), Some("deadline_exceeded"), "{}", cut.outcome.json);
+        assert_eq!(cut.outcome.blocked_reason(), Some(BlockedReason::DeadlineExceeded), "{}", cut.outcome.json);
         (cut.fuel_used, completed_output(&sandbox.execute("read", &json!({}))))
     };
     let (fast_fuel, fast) = after_cut(50_000_000);

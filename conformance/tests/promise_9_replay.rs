@@ -4,7 +4,7 @@
 //! in the trace, or a different module, is reported as the first divergence, never a panic.
 
 use contour_conformance::{fixture, load, SEED};
-use contour_core::trace::{self, recorded_digest, DivergenceKind, Input, Trace, TraceError};
+use contour_core::{errors::TraceError, recorded_digest, DivergenceKind, Record, Trace, TraceInput as Input};
 use contour_core::{
     CallContext, Clock, Environment, HostAnswer, HostCall, HostIntents, Permissions, Plugin, Policy, Sandbox, Slept,
     VirtualEnvironment,
@@ -31,9 +31,9 @@ fn record(
     sandbox.stop_recording().expect("was recording").expect("the trace fits")
 }
 
-fn replay(trace: &Trace, wasm: &[u8]) -> trace::ReplayReport {
+fn replay(trace: &Trace, wasm: &[u8]) -> contour_core::ReplayReport {
     let plugin = Arc::new(Plugin::load(wasm, trace.policy().unwrap()).unwrap());
-    trace::replay(trace, plugin).expect("the trace replays")
+    contour_core::replay(trace, plugin).expect("the trace replays")
 }
 
 fn probe_trace() -> (Vec<u8>, Trace) {
@@ -59,7 +59,7 @@ fn a_recorded_session_replays_identically() {
     let bytes = trace.encode().unwrap();
     let decoded = Trace::decode(&bytes).unwrap();
     assert_eq!(decoded, trace);
-    let report = trace::replay_bytes(&bytes, &wasm).unwrap();
+    let report = contour_core::replay_bytes(&bytes, &wasm).unwrap();
     assert_eq!(report.divergence, None);
     assert_eq!(report.intents, 3);
     assert_eq!(report.digest, recorded_digest(&trace));
@@ -69,7 +69,7 @@ fn a_recorded_session_replays_identically() {
 fn a_changed_module_is_refused_by_hash() {
     let (_, trace) = probe_trace();
     let other = fixture("echo");
-    let error = trace::replay_bytes(&trace.encode().unwrap(), &other).unwrap_err();
+    let error = contour_core::replay_bytes(&trace.encode().unwrap(), &other).unwrap_err();
     assert!(matches!(error, TraceError::Module(_)), "{error}");
     // Given anyway (tdm replay --plugin), it runs and the divergence is named.
     let report = replay(&trace, &other);
@@ -245,8 +245,8 @@ fn a_trace_that_would_decode_into_far_more_than_its_bytes_is_refused_before_deco
     // A clock input is 3 bytes on the wire and a whole record decoded: 60 MB of them took
     // 5.6 GB to decode before the footprint was counted.
     let (_, mut trace) = probe_trace();
-    let per_input = 16 + trace::INPUT_COST;
-    let fits = (trace::MAX_TRACE_FOOTPRINT - 1_000_000) / per_input;
+    let per_input = 16 + contour_core::INPUT_COST;
+    let fits = (contour_core::MAX_TRACE_FOOTPRINT - 1_000_000) / per_input;
     trace.intents[0].inputs = vec![Input::Clock { clock: 0, ns: 0 }; fits];
     let bytes = trace.encode().expect("small on the wire");
     assert!(bytes.len() < fits * 4, "{} bytes", bytes.len());
@@ -254,7 +254,7 @@ fn a_trace_that_would_decode_into_far_more_than_its_bytes_is_refused_before_deco
     trace.intents[0].inputs.resize(fits + 1_000_000 / per_input + 1, Input::Clock { clock: 0, ns: 0 });
     let bytes = trace.encode().expect("still small on the wire");
     match Trace::decode(&bytes) {
-        Err(TraceError::Footprint { size }) => assert!(size > trace::MAX_TRACE_FOOTPRINT as u64),
+        Err(TraceError::Footprint { size }) => assert!(size > contour_core::MAX_TRACE_FOOTPRINT as u64),
         other => panic!("decoded past the footprint: {:?}", other.map(|t| t.intents.len())),
     }
 }

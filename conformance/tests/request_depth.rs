@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 
 /// The default limit, which a policy names.
-const DEPTH: usize = contour_core::policy::DEFAULT_MAX_REQUEST_DEPTH;
+const DEPTH: usize = contour_core::DEFAULT_MAX_REQUEST_DEPTH;
 
 /// Params `levels` deep: nested arrays as text (a `Value` this deep could not be dropped).
 fn nested(levels: usize) -> String {
@@ -33,7 +33,12 @@ fn intent_params_past_the_depth_are_refused_before_the_plugin_runs() {
     assert!(fine.outcome.is_completed(), "{} levels are allowed: {}", DEPTH, fine.outcome.json);
     for levels in [DEPTH + 1, 100_000] {
         let report = sandbox.execute_raw_params("echo", &raw(nested(levels)));
-        assert_eq!(report.outcome.blocked_reason(), Some("request_too_deep"), "{levels}: {}", report.outcome.json);
+        assert_eq!(
+            report.outcome.blocked_reason(),
+            Some(BlockedReason::RequestTooDeep),
+            "{levels}: {}",
+            report.outcome.json
+        );
         assert_eq!(report.fuel_used, 0, "{levels}: the plugin never ran");
         assert!(!sandbox.is_live(), "{levels}: no instance is left after a refusal");
     }
@@ -43,13 +48,13 @@ fn intent_params_past_the_depth_are_refused_before_the_plugin_runs() {
     // A raw JSON-RPC request counts its envelope as one level more.
     let request = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{}}}", nested(DEPTH + 1));
     let report = sandbox.execute_request(request.as_bytes());
-    assert_eq!(report.outcome.blocked_reason(), Some("request_too_deep"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::RequestTooDeep), "{}", report.outcome.json);
     // The bound is the policy's.
     let shallow = Policy { max_request_depth: 2, ..Policy::default() };
     let mut sandbox = Sandbox::new(load(&fixture("echo"), shallow), Box::new(VirtualEnvironment::new(SEED)));
     assert!(sandbox.execute("echo", &json!({"a": [1]})).outcome.is_completed());
     let report = sandbox.execute("echo", &json!({"a": [[1]]}));
-    assert_eq!(report.outcome.blocked_reason(), Some("request_too_deep"));
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::RequestTooDeep));
     assert_eq!(BlockedReason::from_name("request_too_deep"), Some(BlockedReason::RequestTooDeep));
 }
 
@@ -104,6 +109,6 @@ fn a_host_call_past_the_depth_is_answered_request_too_deep_and_never_served() {
         // The refusal is audited under the method the envelope names.
         assert_eq!(seen.audits.len(), 1, "{levels}");
         assert_eq!(seen.audits[0].method, "log", "{levels}");
-        assert_eq!(seen.audits[0].reason, Some("request_too_deep"), "{levels}");
+        assert_eq!(seen.audits[0].reason, Some(BlockedReason::RequestTooDeep), "{levels}");
     }
 }

@@ -6,7 +6,7 @@
 //! contour-conformance --test traces`, and say why in the commit.
 
 use contour_conformance::SEED;
-use contour_core::trace::{self, hex, recorded_digest, Trace};
+use contour_core::{hex, recorded_digest, Record, Trace};
 use contour_core::{
     Clock, Environment, HostIntents, NoHostIntents, Permissions, Plugin, Policy, Sandbox, Slept, VirtualEnvironment,
 };
@@ -192,7 +192,7 @@ fn every_conformance_trace_records_identically_and_replays_to_its_digest() {
              CONTOUR_BLESS_TRACES=1 cargo test -p contour-conformance --test traces",
             file.display()
         );
-        let report = trace::replay_bytes(&committed, &wasm).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let report = contour_core::replay_bytes(&committed, &wasm).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(report.divergence, None, "{name}");
         let want = expected.iter().find(|(n, _)| *n == name).map(|(_, d)| d.as_str());
         assert_eq!(Some(hex(&report.digest).as_str()), want, "{name}: the replay digest");

@@ -1,15 +1,23 @@
-//! The import allowlist: every function of WASI Preview1 and of the `tdm` host module, each with
-//! its exact signature and whether a marketplace plugin may import it. The load-time check
-//! (`check`) reads these tables; the shim (`wasi`) and the host calls (`host`) link exactly the
-//! functions they list.
+//! The import allowlist, written once: every function of WASI Preview1 and of the `tdm` host
+//! module, each with its exact signature, whether a marketplace plugin may import it, and the
+//! function that serves it. The `imports!` macro turns each table into both the allowlist the
+//! load-time check reads (`PREVIEW1`, `HOST_IMPORTS`) and the linker registration of every row
+//! (`link`), as wasmi's preview_1 does, so what a module may import and what is linked cannot
+//! drift apart. A row is `wrapper module::name(params) who;`: `shim` runs a WASI function
+//! through the meter and answers its errno, `exit` is `proc_exit`, `hostcall` runs a host-intent
+//! import; `plugin` rows are open to marketplace plugins, `command` rows only to `tdm exec`.
+
+use crate::host::{self, HostView};
+use crate::wasi::{self, fd, path, poll, proc, sock, WasiView};
+use wasmi::{Caller, Linker};
 
 /// The value types a signature is written in (wasmi's).
 pub use wasmi::ValType;
 
 /// The import module name of WASI Preview1.
-pub const WASI_MODULE: &str = "wasi_snapshot_preview1";
+pub const WASI_MODULE: &str = wasi::MODULE;
 /// The import module of the host intents.
-pub const HOST_MODULE: &str = "tdm";
+pub const HOST_MODULE: &str = host::MODULE;
 
 /// One importable function: its exact signature and whether plugins may import it.
 #[derive(Debug)]
@@ -24,69 +32,144 @@ pub struct Signature {
     pub plugin_safe: bool,
 }
 
-const I: ValType = ValType::I32;
-const L: ValType = ValType::I64;
-const R: &[ValType] = &[I];
-
-macro_rules! sig {
-    ($name:literal, [$($p:expr),*], $r:expr, $safe:expr) => {
-        Signature { name: $name, params: &[$($p),*], results: $r, plugin_safe: $safe }
+/// The Wasm type of a Rust parameter type in a row.
+macro_rules! val_type {
+    (u32) => {
+        ValType::I32
+    };
+    (i32) => {
+        ValType::I32
+    };
+    (u64) => {
+        ValType::I64
+    };
+    (i64) => {
+        ValType::I64
     };
 }
 
-/// Every function of WASI Preview1, with its signature.
-pub const PREVIEW1: [Signature; 46] = [
-    sig!("args_get", [I, I], R, true),
-    sig!("args_sizes_get", [I, I], R, true),
-    sig!("environ_get", [I, I], R, true),
-    sig!("environ_sizes_get", [I, I], R, true),
-    sig!("clock_res_get", [I, I], R, true),
-    sig!("clock_time_get", [I, L, I], R, true),
-    sig!("fd_advise", [I, L, L, I], R, false),
-    sig!("fd_allocate", [I, L, L], R, false),
-    sig!("fd_close", [I], R, true),
-    sig!("fd_datasync", [I], R, false),
-    sig!("fd_fdstat_get", [I, I], R, true),
-    sig!("fd_fdstat_set_flags", [I, I], R, false),
-    sig!("fd_fdstat_set_rights", [I, L, L], R, false),
-    sig!("fd_filestat_get", [I, I], R, false),
-    sig!("fd_filestat_set_size", [I, L], R, false),
-    sig!("fd_filestat_set_times", [I, L, L, I], R, false),
-    sig!("fd_pread", [I, I, I, L, I], R, false),
-    sig!("fd_prestat_get", [I, I], R, true),
-    sig!("fd_prestat_dir_name", [I, I, I], R, true),
-    sig!("fd_pwrite", [I, I, I, L, I], R, false),
-    sig!("fd_read", [I, I, I, I], R, true),
-    sig!("fd_readdir", [I, I, I, L, I], R, false),
-    sig!("fd_renumber", [I, I], R, false),
-    sig!("fd_seek", [I, L, I, I], R, true),
-    sig!("fd_sync", [I], R, false),
-    sig!("fd_tell", [I, I], R, false),
-    sig!("fd_write", [I, I, I, I], R, true),
-    sig!("path_create_directory", [I, I, I], R, false),
-    sig!("path_filestat_get", [I, I, I, I, I], R, false),
-    sig!("path_filestat_set_times", [I, I, I, I, L, L, I], R, false),
-    sig!("path_link", [I, I, I, I, I, I, I], R, false),
-    sig!("path_open", [I, I, I, I, I, L, L, I, I], R, false),
-    sig!("path_readlink", [I, I, I, I, I, I], R, false),
-    sig!("path_remove_directory", [I, I, I], R, false),
-    sig!("path_rename", [I, I, I, I, I, I], R, false),
-    sig!("path_symlink", [I, I, I, I, I], R, false),
-    sig!("path_unlink_file", [I, I, I], R, false),
-    sig!("poll_oneoff", [I, I, I, I], R, true),
-    sig!("proc_exit", [I], &[], true),
-    sig!("proc_raise", [I], R, false),
-    sig!("sched_yield", [], R, true),
-    sig!("random_get", [I, I], R, true),
-    sig!("sock_accept", [I, I, I], R, false),
-    sig!("sock_recv", [I, I, I, I, I, I], R, false),
-    sig!("sock_send", [I, I, I, I, I], R, false),
-    sig!("sock_shutdown", [I, I], R, false),
-];
+/// The results of a row by its wrapper: an errno (i32) for `shim` and `host`, none for `exit`.
+macro_rules! results {
+    (exit) => {
+        &[]
+    };
+    ($wrapper:ident) => {
+        &[ValType::I32]
+    };
+}
 
-/// The two host-intent imports of module `tdm`, with their exact signatures.
-pub const HOST_IMPORTS: [Signature; 2] =
-    [sig!("tdm_host_call", [I, I], R, true), sig!("tdm_host_response", [I, I], R, true)];
+/// Whether a row is open to marketplace plugins.
+macro_rules! plugin_safe {
+    (plugin) => {
+        true
+    };
+    (command) => {
+        false
+    };
+}
+
+/// Defines one row on the linker, by its wrapper.
+macro_rules! define {
+    ($linker:ident, $view:ident, $module:expr, exit $m:ident::$name:ident($($arg:ident: $ty:ident),*)) => {
+        $linker.func_wrap($module, stringify!($name), |_caller: Caller<'_, $view>, $($arg: $ty),*| {
+            Err::<(), wasmi::Error>($m::$name($($arg),*))
+        })?
+    };
+    ($linker:ident, $view:ident, $module:expr, $wrapper:ident $m:ident::$name:ident($($arg:ident: $ty:ident),*)) => {
+        $linker.func_wrap($module, stringify!($name), |mut caller: Caller<'_, $view>, $($arg: $ty),*| {
+            $wrapper(&mut caller, |guest, state| $m::$name(guest, state, $($arg),*))
+        })?
+    };
+}
+
+/// One table: the allowlist constant and the function that links every row.
+macro_rules! imports {
+    (
+        $(#[$doc:meta])* $table:ident, $link:ident<$view:ident>, $module:expr;
+        $($wrapper:ident $m:ident::$name:ident($($arg:ident: $ty:ident),*) $who:ident;)*
+    ) => {
+        $(#[$doc])*
+        pub const $table: [Signature; [$(stringify!($name)),*].len()] = [$(Signature {
+            name: stringify!($name),
+            params: &[$(val_type!($ty)),*],
+            results: results!($wrapper),
+            plugin_safe: plugin_safe!($who),
+        }),*];
+
+        /// Defines every function of the table on `linker`.
+        fn $link<T: $view>(linker: &mut Linker<T>) -> Result<(), wasmi::Error> {
+            $(define!(linker, T, $module, $wrapper $m::$name($($arg: $ty),*));)*
+            Ok(())
+        }
+    };
+}
+
+use host::hostcall;
+use wasi::shim;
+
+imports! {
+    /// Every function of WASI Preview1, with its signature.
+    PREVIEW1, link_wasi<WasiView>, WASI_MODULE;
+    shim proc::args_get(ptrs: u32, buf: u32) plugin;
+    shim proc::args_sizes_get(count: u32, size: u32) plugin;
+    shim proc::environ_get(ptrs: u32, buf: u32) plugin;
+    shim proc::environ_sizes_get(count: u32, size: u32) plugin;
+    shim proc::clock_res_get(id: u32, out: u32) plugin;
+    shim proc::clock_time_get(id: u32, precision: u64, out: u32) plugin;
+    shim fd::fd_advise(fd: u32, offset: u64, len: u64, advice: u32) command;
+    shim fd::fd_allocate(fd: u32, offset: u64, len: u64) command;
+    shim fd::fd_close(fd: u32) plugin;
+    shim fd::fd_datasync(fd: u32) command;
+    shim fd::fd_fdstat_get(fd: u32, out: u32) plugin;
+    shim fd::fd_fdstat_set_flags(fd: u32, flags: u32) command;
+    shim fd::fd_fdstat_set_rights(fd: u32, base: u64, inheriting: u64) command;
+    shim fd::fd_filestat_get(fd: u32, out: u32) command;
+    shim fd::fd_filestat_set_size(fd: u32, size: u64) command;
+    shim fd::fd_filestat_set_times(fd: u32, atime: u64, mtime: u64, flags: u32) command;
+    shim fd::fd_pread(fd: u32, iovs: u32, n: u32, at: u64, nread: u32) command;
+    shim fd::fd_prestat_get(fd: u32, out: u32) plugin;
+    shim fd::fd_prestat_dir_name(fd: u32, buf: u32, len: u32) plugin;
+    shim fd::fd_pwrite(fd: u32, iovs: u32, n: u32, at: u64, written: u32) command;
+    shim fd::fd_read(fd: u32, iovs: u32, n: u32, nread: u32) plugin;
+    shim fd::fd_readdir(fd: u32, buf: u32, len: u32, cookie: u64, used: u32) command;
+    shim fd::fd_renumber(from: u32, to: u32) command;
+    shim fd::fd_seek(fd: u32, offset: i64, whence: u32, out: u32) plugin;
+    shim fd::fd_sync(fd: u32) command;
+    shim fd::fd_tell(fd: u32, out: u32) command;
+    shim fd::fd_write(fd: u32, iovs: u32, n: u32, written: u32) plugin;
+    shim path::path_create_directory(fd: u32, p: u32, l: u32) command;
+    shim path::path_filestat_get(fd: u32, flags: u32, p: u32, l: u32, out: u32) command;
+    shim path::path_filestat_set_times(fd: u32, flags: u32, p: u32, l: u32, atime: u64, mtime: u64, fst: u32) command;
+    shim path::path_link(fd: u32, flags: u32, p: u32, l: u32, new_fd: u32, new_p: u32, new_l: u32) command;
+    shim path::path_open(fd: u32, dirflags: u32, p: u32, l: u32, oflags: u32, rights: u64, inheriting: u64, fdflags: u32, out: u32) command;
+    shim path::path_readlink(fd: u32, p: u32, l: u32, buf: u32, cap: u32, used: u32) command;
+    shim path::path_remove_directory(fd: u32, p: u32, l: u32) command;
+    shim path::path_rename(fd: u32, p: u32, l: u32, new_fd: u32, new_p: u32, new_l: u32) command;
+    shim path::path_symlink(p: u32, l: u32, fd: u32, new_p: u32, new_l: u32) command;
+    shim path::path_unlink_file(fd: u32, p: u32, l: u32) command;
+    shim poll::poll_oneoff(subs: u32, events: u32, n: u32, nevents: u32) plugin;
+    exit proc::proc_exit(code: i32) plugin;
+    shim proc::proc_raise(sig: u32) command;
+    shim proc::sched_yield() plugin;
+    shim proc::random_get(buf: u32, len: u32) plugin;
+    shim sock::sock_accept(fd: u32, flags: u32, out: u32) command;
+    shim sock::sock_recv(fd: u32, iovs: u32, n: u32, flags: u32, nread: u32, oflags: u32) command;
+    shim sock::sock_send(fd: u32, iovs: u32, n: u32, flags: u32, nwritten: u32) command;
+    shim sock::sock_shutdown(fd: u32, how: u32) command;
+}
+
+imports! {
+    /// The two host-intent imports of module `tdm`, with their exact signatures.
+    HOST_IMPORTS, link_host<HostView>, HOST_MODULE;
+    hostcall host::tdm_host_call(ptr: u32, len: u32) plugin;
+    hostcall host::tdm_host_response(ptr: u32, cap: u32) plugin;
+}
+
+/// Defines every allowlisted function (WASI and the host intents) on `linker`.
+pub(crate) fn link<T: WasiView + HostView>(linker: &mut Linker<T>) -> Result<(), wasmi::Error> {
+    link_wasi(linker)?;
+    link_host(linker)
+}
 
 /// The signature of `module.name`, when it is on the allowlist at all (plugin-safe or not).
 pub fn find(module: &str, name: &str) -> Option<&'static Signature> {

@@ -3,7 +3,7 @@
 //! declared memory against the policy. `Inspection` is the full report `tdm inspect` prints.
 
 use crate::allowlist::{self, Signature, HOST_MODULE};
-use crate::policy::{Policy, WASM_PAGE_BYTES};
+use crate::policy::Policy;
 use crate::reason::{quote, BlockedReason, Failure, MAX_QUOTE_CHARS};
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -315,11 +315,6 @@ pub fn render_extern(ty: &ExternType) -> String {
         ExternType::Table(_) => String::from("table"),
         ExternType::Global(_) => String::from("global"),
     }
-}
-
-/// Bytes of `pages` wasm pages.
-pub fn pages_to_bytes(pages: u64) -> u64 {
-    pages.saturating_mul(WASM_PAGE_BYTES)
 }
 
 #[cfg(test)]

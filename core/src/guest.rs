@@ -2,9 +2,8 @@
 //! (promise 4). Every region is checked as `ptr + len <= memory size` with overflow checked,
 //! before a byte is touched; the ABI, the WASI shim and the host calls all go through here.
 
-use crate::state::HostState;
 use core::ops::Range;
-use wasmi::{Caller, Extern, Memory};
+use wasmi::{Caller, Extern, Memory, Store};
 
 /// A pointer and length that leave the guest's memory (or overflow).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +26,27 @@ impl<'a> Guest<'a> {
     /// Wraps the memory bytes.
     pub(crate) fn new(bytes: &'a mut [u8]) -> Self {
         Self { bytes }
+    }
+
+    /// The whole memory of an instance outside a host call: how the sandbox writes a request
+    /// and reads a response.
+    pub(crate) fn of_store<T>(memory: Memory, store: &'a mut Store<T>) -> Self {
+        Self::new(memory.data_mut(store))
+    }
+
+    /// The memory size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The whole memory, read-only (for the ABI's pure readers, which check every range).
+    pub(crate) fn all(&self) -> &[u8] {
+        self.bytes
+    }
+
+    /// The bytes in `range`, checked.
+    pub(crate) fn slice(&self, range: Range<usize>) -> Result<&[u8], OutOfBounds> {
+        self.bytes.get(range).ok_or(OutOfBounds)
     }
 
     /// The range `[ptr, ptr + len)`, checked.
@@ -95,18 +115,19 @@ impl Iterator for Iovecs<'_> {
     }
 }
 
-/// The guest's exported memory: cached after instantiation, looked up while the start function
-/// runs.
-pub(crate) fn memory_of(caller: &Caller<'_, HostState>) -> Option<Memory> {
-    caller.data().memory.or_else(|| match caller.get_export("memory") {
+/// The guest's exported memory: the cached one after instantiation, looked up while the start
+/// function runs.
+fn memory_of<T>(caller: &Caller<'_, T>, cached: Option<Memory>) -> Option<Memory> {
+    cached.or_else(|| match caller.get_export("memory") {
         Some(Extern::Memory(memory)) => Some(memory),
         _ => None,
     })
 }
 
-/// The guest memory and the host state of a host call, borrowed side by side.
-pub(crate) fn split<'a>(caller: &'a mut Caller<'_, HostState>) -> (Guest<'a>, &'a mut HostState) {
-    match memory_of(caller) {
+/// The guest memory and the store data of a host call, borrowed side by side; `cached` is the
+/// memory the store keeps once the instance exists.
+pub(crate) fn split<'a, T>(caller: &'a mut Caller<'_, T>, cached: Option<Memory>) -> (Guest<'a>, &'a mut T) {
+    match memory_of(caller, cached) {
         Some(memory) => {
             let (bytes, state) = memory.data_and_store_mut(caller);
             (Guest::new(bytes), state)

@@ -1,15 +1,15 @@
 //! The one input boundary: everything a guest can observe besides its module, policy and
 //! requests (clock readings, entropy, sleeps, and the answers of host intents) reaches it
-//! through these `HostState` methods, which ask the embedder's `Environment` and `HostIntents`
-//! and count every input of the run. Recording wraps those two traits and replay is a second
-//! implementation of them (`trace`); the deadline clock and the audit sink stay outside: they
-//! are not inputs, and the meter and the host calls use them directly.
+//! through these methods of the run's account, which ask the embedder's `Environment` and
+//! `HostIntents` and count every input of the run. Recording wraps those two traits and replay
+//! is a second implementation of them (`trace`); the deadline clock and the audit sink stay
+//! outside: they are not inputs, and the meter and the host calls use them directly.
 
 use crate::env::{Clock, Slept};
-use crate::host::{CallContext, HostAnswer, HostCall};
-use crate::state::HostState;
+use crate::host::{CallContext, HostAnswer, HostCall, HostIntents};
+use crate::meter::Run;
 
-impl HostState {
+impl Run {
     /// Reads `clock`.
     pub(crate) fn input_clock(&mut self, clock: Clock) -> u64 {
         self.inputs += 1;
@@ -34,9 +34,14 @@ impl HostState {
         self.env.sleep_ns(ns, deadline_ns)
     }
 
-    /// The embedder's answer to an allowed host call.
-    pub(crate) fn input_host_call(&mut self, call: &HostCall, context: &CallContext) -> HostAnswer {
+    /// The embedder's answer (`intents`) to an allowed host call.
+    pub(crate) fn input_host_call(
+        &mut self,
+        intents: &mut dyn HostIntents,
+        call: &HostCall,
+        context: &CallContext,
+    ) -> HostAnswer {
         self.inputs += 1;
-        self.host.intents.call(call, context)
+        intents.call(call, context)
     }
 }

@@ -5,12 +5,13 @@
 //! guest-chosen size asks of them (at wasmi's bulk-memory rate) and check the deadline before
 //! and after it.
 
+use crate::env::Environment;
 use crate::guest::{self, Guest};
 use crate::policy::Policy;
 use crate::reason::{BlockedReason, Failure};
-use crate::state::{Deadline, FuelAccount, HostState};
+use alloc::boxed::Box;
 use alloc::format;
-use wasmi::{Caller, Store, TypedFunc, TypedResumableCall, WasmParams, WasmResults};
+use wasmi::{Caller, Memory, Store, TypedFunc, TypedResumableCall, WasmParams, WasmResults};
 
 /// Bytes of host work per unit of fuel: the rate wasmi charges bulk memory operations at (the
 /// engine is configured with the same figure).
@@ -26,6 +27,70 @@ pub fn fuel_for_bytes(bytes: u64) -> u64 {
     bytes.div_ceil(BYTES_PER_FUEL)
 }
 
+/// The fuel budget of the current run and how much of it was handed to the store so far (fuel
+/// used = given - fuel left in the store). While a host function runs, `host_available` is what
+/// its work may still be charged and `host_charged` what it was charged so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct FuelAccount {
+    pub(crate) budget: u64,
+    pub(crate) given: u64,
+    pub(crate) host_available: u64,
+    pub(crate) host_charged: u64,
+}
+
+/// Where a replayed run must be cut: the recording was cut by its deadline once it had used
+/// `fuel` and read `inputs` inputs, so the replay is cut at the first deadline check where both
+/// are reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Cut {
+    /// Fuel the run had used when it was cut.
+    pub fuel: u64,
+    /// Inputs the run had read when it was cut.
+    pub inputs: u64,
+}
+
+/// The run's wall-clock deadline on the environment's deadline clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Deadline {
+    pub(crate) started_ns: u64,
+    pub(crate) timeout_ns: u64,
+}
+
+/// One run's account, kept in the store: the embedder's environment (its deadline clock here,
+/// its inputs through `input`), the fuel budget, the deadline, where a replay is cut and how
+/// many inputs were read.
+pub(crate) struct Run {
+    /// Every nondeterministic input, and the deadline clock.
+    pub(crate) env: Box<dyn Environment>,
+    /// The current run's fuel budget.
+    pub(crate) fuel: FuelAccount,
+    /// The current run's deadline, when the host has a wall clock.
+    pub(crate) deadline: Option<Deadline>,
+    /// Where a replayed run is cut (see `Cut`), besides the deadline.
+    pub(crate) cut: Option<Cut>,
+    /// Inputs read in the current run (see `input`).
+    pub(crate) inputs: u64,
+    /// The current run's deadline in milliseconds, as the policy set it.
+    pub(crate) timeout_ms: u64,
+}
+
+impl Run {
+    /// A run account over `env`, with nothing started yet.
+    pub(crate) fn new(env: Box<dyn Environment>, timeout_ms: u64) -> Self {
+        Self { env, fuel: FuelAccount::default(), deadline: None, cut: None, inputs: 0, timeout_ms }
+    }
+}
+
+/// A store type the meter can run: it keeps a `Run` and the guest's memory once instantiated.
+pub(crate) trait Metered {
+    /// The run's account.
+    fn run(&self) -> &Run;
+    /// The run's account, writable.
+    fn run_mut(&mut self) -> &mut Run;
+    /// The guest's exported memory, cached after instantiation.
+    fn memory(&self) -> Option<Memory>;
+}
+
 /// Hands out a run's budget to the store in slices.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Meter {
@@ -33,23 +98,22 @@ pub(crate) struct Meter {
 }
 
 impl Meter {
-    /// Starts a run: a fresh fuel budget, the deadline clock read, the host-call counters reset.
-    pub(crate) fn start(store: &mut Store<HostState>, policy: &Policy) -> Self {
-        let state = store.data_mut();
-        let started = state.env.deadline_clock_ns();
-        state.deadline =
+    /// Starts a run: a fresh fuel budget, the deadline clock read, no inputs read.
+    pub(crate) fn start<T: Metered>(store: &mut Store<T>, policy: &Policy) -> Self {
+        let run = store.data_mut().run_mut();
+        let started = run.env.deadline_clock_ns();
+        run.deadline =
             started.map(|started_ns| Deadline { started_ns, timeout_ns: policy.timeout_ms.saturating_mul(1_000_000) });
-        state.fuel = FuelAccount { budget: policy.fuel_per_intent, ..FuelAccount::default() };
-        state.inputs = 0;
-        state.timeout_ms = policy.timeout_ms;
-        state.host.start_run();
+        run.fuel = FuelAccount { budget: policy.fuel_per_intent, ..FuelAccount::default() };
+        run.inputs = 0;
+        run.timeout_ms = policy.timeout_ms;
         let _ = store.set_fuel(0);
         Self { slice: policy.fuel_slice }
     }
 
     /// Adds up to `amount` fuel from the budget to the store.
-    fn give(store: &mut Store<HostState>, amount: u64) {
-        let account = &mut store.data_mut().fuel;
+    fn give<T: Metered>(store: &mut Store<T>, amount: u64) {
+        let account = &mut store.data_mut().run_mut().fuel;
         let amount = amount.min(account.budget.saturating_sub(account.given));
         account.given += amount;
         let current = store.get_fuel().unwrap_or(0);
@@ -58,34 +122,34 @@ impl Meter {
     }
 
     /// Returns the fuel left in the store to the budget.
-    fn take_back(store: &mut Store<HostState>) {
+    fn take_back<T: Metered>(store: &mut Store<T>) {
         let left = store.get_fuel().unwrap_or(0);
-        let account = &mut store.data_mut().fuel;
+        let account = &mut store.data_mut().run_mut().fuel;
         account.given = account.given.saturating_sub(left);
         let _ = store.set_fuel(0);
     }
 
     /// Fuel used so far in this run.
-    pub(crate) fn used(store: &Store<HostState>) -> u64 {
-        store.data().fuel.given.saturating_sub(store.get_fuel().unwrap_or(0))
+    pub(crate) fn used<T: Metered>(store: &Store<T>) -> u64 {
+        store.data().run().fuel.given.saturating_sub(store.get_fuel().unwrap_or(0))
     }
 
     /// Fails with `deadline_exceeded` once the deadline has passed.
-    pub(crate) fn check_deadline(store: &mut Store<HostState>) -> Result<(), Failure> {
+    pub(crate) fn check_deadline<T: Metered>(store: &mut Store<T>) -> Result<(), Failure> {
         let used = Self::used(store);
-        store.data_mut().deadline_remaining(used).map(|_| ())
+        store.data_mut().run_mut().deadline_remaining(used).map(|_| ())
     }
 
     /// Called when the store ran out of fuel: checks the deadline, then adds slices until the
     /// next basic block can run, or fails with `fuel_exhausted` when the budget is spent.
-    fn refuel(&self, store: &mut Store<HostState>, required: u64) -> Result<(), Failure> {
+    fn refuel<T: Metered>(&self, store: &mut Store<T>, required: u64) -> Result<(), Failure> {
         Self::check_deadline(store)?;
         loop {
             let available = store.get_fuel().unwrap_or(0);
             if available >= required {
                 return Ok(());
             }
-            let FuelAccount { budget, given, .. } = store.data().fuel;
+            let FuelAccount { budget, given, .. } = store.data().run().fuel;
             if given >= budget {
                 return Err(Failure::new(BlockedReason::FuelExhausted, format!("The budget is {budget} fuel.")));
             }
@@ -94,12 +158,12 @@ impl Meter {
     }
 
     /// Calls `func` in fuel slices, checking the deadline between slices and when it returns.
-    pub(crate) fn call<P: WasmParams, R: WasmResults>(
+    pub(crate) fn call<T: Metered, P: WasmParams, R: WasmResults>(
         &self,
-        store: &mut Store<HostState>,
+        store: &mut Store<T>,
         func: &TypedFunc<P, R>,
         params: P,
-        failure_of: impl Fn(&wasmi::Error, &Store<HostState>) -> Failure,
+        failure_of: impl Fn(&wasmi::Error, &Store<T>) -> Failure,
     ) -> Result<R, Failure> {
         Self::check_deadline(store)?;
         if store.get_fuel().unwrap_or(0) == 0 {
@@ -125,13 +189,13 @@ impl Meter {
     /// `start_fuel` of the budget: wasmi runs a start function in one piece, so the deadline
     /// can only be checked by the host functions it calls and when it returns. Unused fuel goes
     /// back to the budget.
-    pub(crate) fn run_start<T>(
-        store: &mut Store<HostState>,
+    pub(crate) fn run_start<T: Metered, V>(
+        store: &mut Store<T>,
         start_fuel: u64,
-        start: impl FnOnce(&mut Store<HostState>) -> Result<T, Failure>,
-    ) -> Result<T, Failure> {
+        start: impl FnOnce(&mut Store<T>) -> Result<V, Failure>,
+    ) -> Result<V, Failure> {
         Self::take_back(store);
-        let FuelAccount { budget, given, .. } = store.data().fuel;
+        let FuelAccount { budget, given, .. } = store.data().run().fuel;
         let capped = start_fuel < budget.saturating_sub(given);
         Self::give(store, start_fuel);
         let result = start(store).map_err(|failure| match failure.reason {
@@ -151,7 +215,7 @@ impl Meter {
     }
 }
 
-impl HostState {
+impl Run {
     /// Nanoseconds left before the run's deadline, `deadline_exceeded` once it has passed, or
     /// `None` when this host enforces no wall-clock deadline. The one deadline rule: the meter
     /// checks it between fuel slices and after a call returns, host functions before and after
@@ -230,31 +294,32 @@ impl HostState {
 /// budget has not handed out), checks the deadline, runs `body` with the guest memory and host
 /// state, applies what it charged to the store, and checks the deadline again. A `Failure` from
 /// any step ends the run (it comes back to the sandbox as a host trap).
-pub(crate) fn host_work<R>(
-    caller: &mut Caller<'_, HostState>,
-    body: impl FnOnce(&mut Guest<'_>, &mut HostState) -> Result<R, Failure>,
+pub(crate) fn host_work<T: Metered, R>(
+    caller: &mut Caller<'_, T>,
+    body: impl FnOnce(&mut Guest<'_>, &mut T) -> Result<R, Failure>,
 ) -> Result<R, wasmi::Error> {
     let in_store = caller.get_fuel().unwrap_or(0);
-    let state = caller.data_mut();
-    let account = &mut state.fuel;
+    let run = caller.data_mut().run_mut();
+    let account = &mut run.fuel;
     account.host_available = in_store.saturating_add(account.budget.saturating_sub(account.given));
     account.host_charged = 0;
-    let used = state.fuel_used();
-    let before = state.deadline_remaining(used);
+    let used = run.fuel_used();
+    let before = run.deadline_remaining(used);
     let result = before.and_then(|_| {
-        let (mut guest, state) = guest::split(caller);
+        let cached = caller.data().memory();
+        let (mut guest, state) = guest::split(caller, cached);
         body(&mut guest, state)
     });
-    let charged = core::mem::take(&mut caller.data_mut().fuel.host_charged);
+    let charged = core::mem::take(&mut caller.data_mut().run_mut().fuel.host_charged);
     if charged <= in_store {
         caller.set_fuel(in_store - charged)?;
     } else {
-        caller.data_mut().fuel.given += charged - in_store;
+        caller.data_mut().run_mut().fuel.given += charged - in_store;
         caller.set_fuel(0)?;
     }
     let value = result.map_err(wasmi::Error::host)?;
-    let state = caller.data_mut();
-    let used = state.fuel.budget.saturating_sub(state.fuel.host_available).saturating_add(charged);
-    state.deadline_remaining(used).map_err(wasmi::Error::host)?;
+    let run = caller.data_mut().run_mut();
+    let used = run.fuel.budget.saturating_sub(run.fuel.host_available).saturating_add(charged);
+    run.deadline_remaining(used).map_err(wasmi::Error::host)?;
     Ok(value)
 }

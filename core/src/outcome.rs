@@ -118,8 +118,15 @@ impl Outcome {
         }
     }
 
-    /// The `blockedReason` of a failed outcome (host's or plugin's).
-    pub fn blocked_reason(&self) -> Option<&str> {
+    /// The host's reason, when the host blocked the intent: a plugin's own failed outcome has
+    /// none (its `blockedReason` is its own text, [`Outcome::blocked_reason_text`]).
+    pub fn blocked_reason(&self) -> Option<BlockedReason> {
+        self.host_failure().map(|failure| failure.reason)
+    }
+
+    /// The `blockedReason` of a failed outcome as its JSON has it: the host's wire name
+    /// ([`BlockedReason::as_str`]) or the plugin's own text.
+    pub fn blocked_reason_text(&self) -> Option<&str> {
         match &self.blocked {
             Some(Blocked::Host(failure)) => Some(failure.reason.as_str()),
             Some(Blocked::Plugin(reason)) => Some(reason),
@@ -491,7 +498,7 @@ mod tests {
 
     fn read(text: &str) -> Result<(Status, Option<String>), Failure> {
         Outcome::from_response(text.as_bytes().to_vec()).map(|o| {
-            let reason = o.blocked_reason().map(String::from);
+            let reason = o.blocked_reason_text().map(String::from);
             (o.status, reason)
         })
     }

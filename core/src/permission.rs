@@ -202,7 +202,11 @@ impl Permissions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::url_host;
+
+    /// A URL's host in its canonical text form, as `host::url_host` gives it.
+    fn url_host(url: &str) -> Result<String, UrlHostError> {
+        Host::of_url(url).map(|host| host.bare())
+    }
 
     #[test]
     fn parses_the_documented_forms() {

@@ -3,14 +3,13 @@
 //! and parse-time limits hold, the module parses and validates, its imports are on the
 //! allowlist and its exports fit the profile. Nothing of the module runs here.
 
+use crate::allowlist;
 use crate::check::{Inspection, Profile};
-use crate::host;
 use crate::meter::BYTES_PER_FUEL;
 use crate::module_limits;
 use crate::policy::{Compilation, Policy};
 use crate::reason::{BlockedReason, Failure};
 use crate::state::HostState;
-use crate::wasi;
 use alloc::format;
 use alloc::sync::Arc;
 use wasmi::{CompilationMode, Config, CustomFuelCosts, Engine, Linker, Module};
@@ -32,8 +31,7 @@ impl Runtime {
         usable(policy)?;
         let engine = engine_for(policy);
         let mut linker = Linker::new(&engine);
-        wasi::link(&mut linker)
-            .and_then(|()| host::link(&mut linker))
+        allowlist::link(&mut linker)
             .map_err(|e| Failure::new(BlockedReason::LinkFailed, format!("Defining the host imports failed: {e}.")))?;
         Ok(Self { engine, linker, compilation: policy.compilation, max_call_depth: policy.max_call_depth })
     }

@@ -86,74 +86,231 @@ pub enum Compilation {
     Eager,
 }
 
-/// The limits for one plugin. Every field is overridable; `Policy::default()` is the default
-/// constraints of a new plugin.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Policy {
-    /// Linear memory limit in bytes (per memory; a plugin has one).
-    pub max_memory_bytes: u64,
-    /// Fuel budget per intent; the launch an intent triggers (start function and
-    /// `_initialize`) spends from the same budget.
-    pub fuel_per_intent: u64,
-    /// Most fuel the start function may use (it cannot be paused to check the deadline); 0
-    /// refuses to run any start function.
-    pub start_fuel: u64,
-    /// Wall-clock deadline per intent in milliseconds, enforced by hosts that have a clock.
-    pub timeout_ms: u64,
-    /// Maximum Wasm call depth.
-    pub max_call_depth: usize,
-    /// Maximum request size in bytes.
-    pub max_request_bytes: u32,
-    /// Deepest nesting of arrays and objects in an intent's params and in a host call's params
-    /// (the params value itself is level 1); deeper is `request_too_deep`, refused before the
-    /// plugin (or the host) reads them. Not recorded in traces: a replay uses the default.
-    pub max_request_depth: usize,
-    /// Maximum response size in bytes (the JSON, without the 4-byte length).
-    pub max_response_bytes: u32,
-    /// Maximum captured bytes for each of stdout and stderr; the rest is dropped and counted.
-    pub max_output_bytes: usize,
-    /// Maximum module size in bytes.
-    pub max_module_bytes: usize,
-    /// Maximum elements of any one table.
-    pub max_table_elements: usize,
-    /// Maximum number of tables.
-    pub max_tables: usize,
-    /// Maximum number of instances per store (a plugin is one).
-    pub max_instances: usize,
-    /// Fuel handed out between two deadline checks.
-    pub fuel_slice: u64,
-    /// Host calls allowed per intent.
-    pub max_host_calls: u32,
-    /// Bytes allowed through host calls per intent (requests plus responses).
-    pub max_host_bytes: u64,
-    /// Maximum size of one host-call request.
-    pub max_host_request_bytes: u32,
-    /// How functions are compiled.
-    pub compilation: Compilation,
+/// A policy field's value, as the field list hands it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyValue {
+    /// A count or size (every field but `compilation`).
+    Number(u64),
+    /// The compilation mode.
+    Compilation(Compilation),
 }
 
-impl Default for Policy {
-    fn default() -> Self {
-        Self {
-            max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
-            fuel_per_intent: DEFAULT_FUEL_PER_INTENT,
-            start_fuel: DEFAULT_START_FUEL,
-            timeout_ms: DEFAULT_TIMEOUT_MS,
-            max_call_depth: DEFAULT_MAX_CALL_DEPTH,
-            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
-            max_request_depth: DEFAULT_MAX_REQUEST_DEPTH,
-            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
-            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
-            max_module_bytes: DEFAULT_MAX_MODULE_BYTES,
-            max_table_elements: DEFAULT_MAX_TABLE_ELEMENTS,
-            max_tables: DEFAULT_MAX_TABLES,
-            max_instances: 1,
-            fuel_slice: DEFAULT_FUEL_SLICE,
-            max_host_calls: DEFAULT_MAX_HOST_CALLS,
-            max_host_bytes: DEFAULT_MAX_HOST_BYTES,
-            max_host_request_bytes: DEFAULT_MAX_HOST_REQUEST_BYTES,
-            compilation: Compilation::LazyTranslation,
+impl core::fmt::Display for PolicyValue {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Number(n) => write!(f, "{n}"),
+            Self::Compilation(mode) => write!(f, "{mode:?}"),
         }
+    }
+}
+
+/// One field of [`Policy`], as [`Policy::FIELDS`] lists them: every place that enumerates the
+/// fields (the checks, the trace's record, a front end's listing) reads this list.
+#[derive(Debug, Clone, Copy)]
+pub struct PolicyField {
+    /// The field's name.
+    pub name: &'static str,
+    /// Its documentation.
+    pub doc: &'static str,
+    /// Its value in a policy.
+    pub get: fn(&Policy) -> PolicyValue,
+    /// Whether [`Policy::check_within`] compares it with a ceiling (it costs the host memory
+    /// or keeps it from looking at its clock).
+    pub ceiling: bool,
+    /// Whether [`Policy::validate`] refuses it at zero.
+    pub nonzero: bool,
+}
+
+/// A field type and the fixed-width type a trace records it as.
+trait Field<R>: Sized {
+    fn value(self) -> PolicyValue;
+    fn record(self) -> R;
+    fn from_record(record: R) -> Option<Self>;
+}
+
+impl Field<u64> for u64 {
+    fn value(self) -> PolicyValue {
+        PolicyValue::Number(self)
+    }
+    fn record(self) -> u64 {
+        self
+    }
+    fn from_record(record: u64) -> Option<Self> {
+        Some(record)
+    }
+}
+
+impl Field<u32> for u32 {
+    fn value(self) -> PolicyValue {
+        PolicyValue::Number(u64::from(self))
+    }
+    fn record(self) -> u32 {
+        self
+    }
+    fn from_record(record: u32) -> Option<Self> {
+        Some(record)
+    }
+}
+
+impl Field<u64> for usize {
+    fn value(self) -> PolicyValue {
+        PolicyValue::Number(self as u64)
+    }
+    fn record(self) -> u64 {
+        self as u64
+    }
+    fn from_record(record: u64) -> Option<Self> {
+        usize::try_from(record).ok()
+    }
+}
+
+impl Field<u8> for Compilation {
+    fn value(self) -> PolicyValue {
+        PolicyValue::Compilation(self)
+    }
+    fn record(self) -> u8 {
+        match self {
+            Compilation::Lazy => 0,
+            Compilation::LazyTranslation => 1,
+            Compilation::Eager => 2,
+        }
+    }
+    fn from_record(record: u8) -> Option<Self> {
+        match record {
+            0 => Some(Compilation::Lazy),
+            1 => Some(Compilation::LazyTranslation),
+            2 => Some(Compilation::Eager),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `$flag` is among the row's flags.
+macro_rules! has_flag {
+    ($flag:ident;) => {
+        false
+    };
+    (ceiling; ceiling $(, $rest:ident)*) => {
+        true
+    };
+    (nonzero; nonzero $(, $rest:ident)*) => {
+        true
+    };
+    ($flag:ident; $other:ident $(, $rest:ident)*) => {
+        has_flag!($flag; $($rest),*)
+    };
+}
+
+/// The one list of the policy's fields: each row is the field's doc, name, type, the type a
+/// trace records it as, its default, and its checks. It makes the `Policy` struct, its
+/// default, `Policy::FIELDS`, and the trace's `PolicyRecord` with its conversions.
+macro_rules! policy_fields {
+    (
+        $($(#[doc = $doc:literal])+ $name:ident: $ty:ty as $record:ty = $default:expr, [$($flag:ident),*];)*
+        untraced {
+            $($(#[doc = $udoc:literal])+ $uname:ident: $uty:ty as $urecord:ty = $udefault:expr, [$($uflag:ident),*];)*
+        }
+    ) => {
+        /// The limits for one plugin. Every field is overridable; `Policy::default()` is the
+        /// default constraints of a new plugin.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct Policy {
+            $($(#[doc = $doc])+ pub $name: $ty,)*
+            $($(#[doc = $udoc])+ pub $uname: $uty,)*
+        }
+
+        impl Default for Policy {
+            fn default() -> Self {
+                Self { $($name: $default,)* $($uname: $udefault,)* }
+            }
+        }
+
+        impl Policy {
+            /// Every field, in declaration order.
+            pub const FIELDS: [PolicyField; [$(stringify!($name),)* $(stringify!($uname),)*].len()] = [$(PolicyField {
+                name: stringify!($name),
+                doc: concat!($($doc),+),
+                get: |policy| Field::<$record>::value(policy.$name),
+                ceiling: has_flag!(ceiling; $($flag),*),
+                nonzero: has_flag!(nonzero; $($flag),*),
+            },)* $(PolicyField {
+                name: stringify!($uname),
+                doc: concat!($($udoc),+),
+                get: |policy| Field::<$urecord>::value(policy.$uname),
+                ceiling: has_flag!(ceiling; $($uflag),*),
+                nonzero: has_flag!(nonzero; $($uflag),*),
+            },)*];
+        }
+
+        /// The policy a trace was recorded under, in fixed-width fields (the same bytes on 32-
+        /// and 64-bit hosts; `compilation` is 0 lazy, 1 lazy translation, 2 eager). The
+        /// untraced fields are not in it: a replay takes their defaults.
+        #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+        pub struct PolicyRecord {
+            $(#[doc = concat!("`Policy::", stringify!($name), "`.")] pub $name: $record,)*
+        }
+
+        impl PolicyRecord {
+            /// The record of `policy`.
+            pub fn of(policy: &Policy) -> Self {
+                Self { $($name: Field::<$record>::record(policy.$name),)* }
+            }
+
+            /// The policy this record describes, or the field this host cannot hold.
+            pub fn policy(&self) -> Result<Policy, PolicyError> {
+                Ok(Policy {
+                    $($name: <$ty as Field<$record>>::from_record(self.$name)
+                        .ok_or(PolicyError::DoesNotFit(stringify!($name)))?,)*
+                    $($uname: $udefault,)*
+                })
+            }
+        }
+    };
+}
+
+policy_fields! {
+    /// Linear memory limit in bytes (per memory; a plugin has one).
+    max_memory_bytes: u64 as u64 = DEFAULT_MAX_MEMORY_BYTES, [ceiling];
+    /// Fuel budget per intent; the launch an intent triggers (start function and
+    /// `_initialize`) spends from the same budget.
+    fuel_per_intent: u64 as u64 = DEFAULT_FUEL_PER_INTENT, [nonzero];
+    /// Most fuel the start function may use (it cannot be paused to check the deadline); 0
+    /// refuses to run any start function.
+    start_fuel: u64 as u64 = DEFAULT_START_FUEL, [ceiling];
+    /// Wall-clock deadline per intent in milliseconds, enforced by hosts that have a clock.
+    timeout_ms: u64 as u64 = DEFAULT_TIMEOUT_MS, [];
+    /// Maximum Wasm call depth.
+    max_call_depth: usize as u64 = DEFAULT_MAX_CALL_DEPTH, [ceiling, nonzero];
+    /// Maximum request size in bytes.
+    max_request_bytes: u32 as u32 = DEFAULT_MAX_REQUEST_BYTES, [ceiling, nonzero];
+    /// Maximum response size in bytes (the JSON, without the 4-byte length).
+    max_response_bytes: u32 as u32 = DEFAULT_MAX_RESPONSE_BYTES, [ceiling];
+    /// Maximum captured bytes for each of stdout and stderr; the rest is dropped and counted.
+    max_output_bytes: usize as u64 = DEFAULT_MAX_OUTPUT_BYTES, [ceiling];
+    /// Maximum module size in bytes.
+    max_module_bytes: usize as u64 = DEFAULT_MAX_MODULE_BYTES, [ceiling, nonzero];
+    /// Maximum elements of any one table.
+    max_table_elements: usize as u64 = DEFAULT_MAX_TABLE_ELEMENTS, [ceiling];
+    /// Maximum number of tables.
+    max_tables: usize as u64 = DEFAULT_MAX_TABLES, [ceiling];
+    /// Maximum number of instances per store (a plugin is one).
+    max_instances: usize as u64 = 1, [ceiling, nonzero];
+    /// Fuel handed out between two deadline checks.
+    fuel_slice: u64 as u64 = DEFAULT_FUEL_SLICE, [ceiling, nonzero];
+    /// Host calls allowed per intent.
+    max_host_calls: u32 as u32 = DEFAULT_MAX_HOST_CALLS, [ceiling];
+    /// Bytes allowed through host calls per intent (requests plus responses).
+    max_host_bytes: u64 as u64 = DEFAULT_MAX_HOST_BYTES, [ceiling];
+    /// Maximum size of one host-call request.
+    max_host_request_bytes: u32 as u32 = DEFAULT_MAX_HOST_REQUEST_BYTES, [ceiling];
+    /// How functions are compiled.
+    compilation: Compilation as u8 = Compilation::LazyTranslation, [];
+    untraced {
+        /// Deepest nesting of arrays and objects in an intent's params and in a host call's
+        /// params (the params value itself is level 1); deeper is `request_too_deep`, refused
+        /// before the plugin (or the host) reads them. Not recorded in traces (the trace format
+        /// predates it): a replay uses the default.
+        max_request_depth: usize as u64 = DEFAULT_MAX_REQUEST_DEPTH, [ceiling, nonzero];
     }
 }
 
@@ -164,6 +321,9 @@ pub enum PolicyError {
     Zero(&'static str),
     /// The memory limit is above what a 32-bit memory can address (4 GiB).
     MemoryAbove4GiB(u64),
+    /// The field's value does not fit this host's types (a trace's record naming a size past
+    /// this host's `usize`, or an unknown compilation mode).
+    DoesNotFit(&'static str),
     /// A limit is above the most the host accepts ([`Policy::check_within`]).
     AboveCeiling {
         /// The policy field.
@@ -182,6 +342,7 @@ impl core::fmt::Display for PolicyError {
             Self::MemoryAbove4GiB(bytes) => {
                 write!(f, "memory limit {bytes} bytes is above the 4 GiB a wasm32 memory can address")
             }
+            Self::DoesNotFit(field) => write!(f, "policy field `{field}` does not fit this host"),
             Self::AboveCeiling { field, value, ceiling } => {
                 write!(f, "policy field `{field}` is {value}, above the {ceiling} this host accepts")
             }
@@ -212,17 +373,10 @@ impl Policy {
 
     /// Checks that every limit is usable.
     pub fn validate(&self) -> Result<(), PolicyError> {
-        let nonzero: [(&'static str, u64); 7] = [
-            ("fuel_per_intent", self.fuel_per_intent),
-            ("max_call_depth", self.max_call_depth as u64),
-            ("max_request_bytes", u64::from(self.max_request_bytes)),
-            ("max_request_depth", self.max_request_depth as u64),
-            ("max_module_bytes", self.max_module_bytes as u64),
-            ("max_instances", self.max_instances as u64),
-            ("fuel_slice", self.fuel_slice),
-        ];
-        if let Some((field, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
-            return Err(PolicyError::Zero(field));
+        let zero =
+            Self::FIELDS.iter().filter(|field| field.nonzero).find(|field| (field.get)(self) == PolicyValue::Number(0));
+        if let Some(field) = zero {
+            return Err(PolicyError::Zero(field.name));
         }
         if self.max_memory_bytes > 4 * 1024 * 1024 * 1024 {
             return Err(PolicyError::MemoryAbove4GiB(self.max_memory_bytes));
@@ -237,32 +391,14 @@ impl Policy {
     /// (`fuel_per_intent`, `timeout_ms`) is not compared: a run is bounded in time from outside.
     /// For a policy the host did not choose, such as one a trace names.
     pub fn check_within(&self, ceiling: &Policy) -> Result<(), PolicyError> {
-        let size = |n: usize| n as u64;
-        let fields: [(&'static str, u64, u64); 15] = [
-            ("max_memory_bytes", self.max_memory_bytes, ceiling.max_memory_bytes),
-            ("start_fuel", self.start_fuel, ceiling.start_fuel),
-            ("fuel_slice", self.fuel_slice, ceiling.fuel_slice),
-            ("max_call_depth", size(self.max_call_depth), size(ceiling.max_call_depth)),
-            ("max_request_bytes", u64::from(self.max_request_bytes), u64::from(ceiling.max_request_bytes)),
-            ("max_request_depth", size(self.max_request_depth), size(ceiling.max_request_depth)),
-            ("max_response_bytes", u64::from(self.max_response_bytes), u64::from(ceiling.max_response_bytes)),
-            ("max_output_bytes", size(self.max_output_bytes), size(ceiling.max_output_bytes)),
-            ("max_module_bytes", size(self.max_module_bytes), size(ceiling.max_module_bytes)),
-            ("max_table_elements", size(self.max_table_elements), size(ceiling.max_table_elements)),
-            ("max_tables", size(self.max_tables), size(ceiling.max_tables)),
-            ("max_instances", size(self.max_instances), size(ceiling.max_instances)),
-            ("max_host_calls", u64::from(self.max_host_calls), u64::from(ceiling.max_host_calls)),
-            ("max_host_bytes", self.max_host_bytes, ceiling.max_host_bytes),
-            (
-                "max_host_request_bytes",
-                u64::from(self.max_host_request_bytes),
-                u64::from(ceiling.max_host_request_bytes),
-            ),
-        ];
-        match fields.iter().find(|(_, value, most)| value > most) {
-            Some(&(field, value, ceiling)) => Err(PolicyError::AboveCeiling { field, value, ceiling }),
-            None => Ok(()),
+        for field in Self::FIELDS.iter().filter(|field| field.ceiling) {
+            if let (PolicyValue::Number(value), PolicyValue::Number(most)) = ((field.get)(self), (field.get)(ceiling)) {
+                if value > most {
+                    return Err(PolicyError::AboveCeiling { field: field.name, value, ceiling: most });
+                }
+            }
         }
+        Ok(())
     }
 
     /// The memory limit in whole pages.

@@ -6,91 +6,24 @@
 
 use crate::abi;
 use crate::env::Environment;
+use crate::guest::Guest;
 use crate::host::{HostCalls, HostIntents, NoHostIntents};
-use crate::meter::Meter;
+use crate::meter::{Cut, Meter, Run};
 use crate::outcome::{IntentReport, Outcome};
 use crate::permission::Permissions;
 use crate::plugin::Plugin;
 use crate::policy::{Policy, WASM_PAGE_BYTES};
 use crate::reason::{BlockedReason, Failure};
-use crate::state::{Cut, FuelAccount, HostState, LimitHit, Limits};
-use crate::trace::record::Recording;
-use crate::trace::{Trace, TraceError};
+use crate::state::{failure_of, HostState, Limits};
 use crate::wasi::{WasiConfig, WasiState};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::any::Any;
 use serde_json::value::RawValue;
 use serde_json::Value;
-use wasmi::errors::{ErrorKind, InstantiationError};
-use wasmi::{Memory, Store, TrapCode, TypedFunc};
-
-/// Maps a wasmi error to the host's failure vocabulary. A limit the limiter recorded takes
-/// precedence: it names exactly which limit the plugin hit.
-pub(crate) fn failure_of(error: &wasmi::Error, store: &Store<HostState>) -> Failure {
-    let limits = &store.data().limits;
-    match limits.hit {
-        Some(LimitHit::Memory { desired }) => {
-            return Failure::new(
-                BlockedReason::MemoryLimitExceeded,
-                format!("Memory would grow to {desired} bytes; the limit is {} bytes.", limits.max_memory_bytes),
-            );
-        }
-        Some(LimitHit::Table { desired }) => {
-            return Failure::new(
-                BlockedReason::ResourceLimitExceeded,
-                format!("A table would grow to {desired} elements; the limit is {}.", limits.max_table_elements),
-            );
-        }
-        None => {}
-    }
-    if let Some(code) = error.i32_exit_status() {
-        let mut failure = Failure::new(BlockedReason::PluginExited, format!("Exit code {code}."));
-        failure.exit_code = Some(code);
-        return failure;
-    }
-    if let Some(failure) = error.downcast_ref::<Failure>() {
-        return failure.clone();
-    }
-    if let Some(code) = error.as_trap_code() {
-        return match code {
-            TrapCode::OutOfFuel => Failure::new(BlockedReason::FuelExhausted, "The budget ran out."),
-            TrapCode::StackOverflow => {
-                Failure::new(BlockedReason::StackExhausted, "Its calls nested deeper than the call-depth limit allows.")
-            }
-            TrapCode::OutOfSystemMemory | TrapCode::GrowthOperationLimited => {
-                Failure::new(BlockedReason::ResourceLimitExceeded, "The host could not allocate for this instance.")
-            }
-            other => Failure::new(BlockedReason::PluginTrap, format!("Trap: {other}.")),
-        };
-    }
-    match error.kind() {
-        ErrorKind::Memory(e) => Failure::new(BlockedReason::MemoryLimitExceeded, format!("{e}.")),
-        ErrorKind::Table(e) => Failure::new(BlockedReason::ResourceLimitExceeded, format!("{e}.")),
-        ErrorKind::Wasm(_) | ErrorKind::Translation(_) | ErrorKind::Read(_) | ErrorKind::UserLimits(_) => {
-            Failure::new(BlockedReason::InvalidModule, format!("{error}."))
-        }
-        ErrorKind::Linker(_) => Failure::new(BlockedReason::LinkFailed, format!("{error}.")),
-        ErrorKind::Instantiation(e) => match e {
-            InstantiationError::TooManyInstances
-            | InstantiationError::TooManyTables
-            | InstantiationError::TooManyMemories
-            | InstantiationError::FailedToInstantiateTable(_) => {
-                Failure::new(BlockedReason::ResourceLimitExceeded, format!("Instantiation failed: {error}."))
-            }
-            InstantiationError::FailedToInstantiateMemory(_) => {
-                Failure::new(BlockedReason::MemoryLimitExceeded, format!("Instantiation failed: {error}."))
-            }
-            // A segment that does not fit its table traps at instantiation (the spec's trap).
-            InstantiationError::ElementSegmentDoesNotFit { .. } => {
-                Failure::new(BlockedReason::PluginTrap, format!("Instantiation trapped: {error}."))
-            }
-            _ => Failure::new(BlockedReason::LinkFailed, format!("Instantiation failed: {error}.")),
-        },
-        _ => Failure::new(BlockedReason::PluginTrap, format!("{error}.")),
-    }
-}
+use wasmi::{Memory, Store, TypedFunc};
 
 /// A live instance, its typed exports, and the meter of its current run.
 struct Live {
@@ -114,19 +47,24 @@ fn new_store(plugin: &Plugin, env: Box<dyn Environment>, host: HostCalls, wasi: 
     };
     let state = HostState {
         limits,
-        env,
+        run: Run::new(env, policy.timeout_ms),
         wasi: WasiState::new(wasi, policy.max_output_bytes),
         memory: None,
-        fuel: FuelAccount::default(),
-        deadline: None,
-        cut: None,
-        inputs: 0,
-        timeout_ms: policy.timeout_ms,
         host,
     };
     let mut store = Store::new(&plugin.runtime.engine, state);
     store.limiter(|state| &mut state.limits);
     store
+}
+
+/// Starts a run on `store` (see `Meter::start`) with fresh host-call counters and where a replay
+/// cuts it.
+fn start_run(store: &mut Store<HostState>, policy: &Policy, cut: Option<Cut>) -> Meter {
+    let meter = Meter::start(store, policy);
+    let state = store.data_mut();
+    state.host.start_run();
+    state.run.cut = cut;
+    meter
 }
 
 /// Instantiates the module in `store` (its start function under `Policy::start_fuel`) and runs
@@ -157,8 +95,15 @@ pub struct Sandbox {
     cut: Option<Cut>,
     /// Intents run so far (the index the environment is told at the start of each).
     intents: u64,
-    /// The session being recorded, if any.
-    recording: Option<Recording>,
+    /// What is told of each intent from outside (a recording), if anything.
+    log: Option<Box<dyn IntentLog>>,
+}
+
+/// What watches a sandbox's intents from outside (a trace recording): told each intent's
+/// request bytes and report once it ran. The sandbox knows nothing more of it.
+pub(crate) trait IntentLog: Any + Send {
+    /// One intent ran with `request` and gave `report`.
+    fn intent_done(&mut self, request: &[u8], report: &IntentReport);
 }
 
 /// What a launch that failed had done: what it wrote (the start function's and
@@ -194,40 +139,40 @@ impl Sandbox {
             failed_launch: FailedLaunch::default(),
             cut: None,
             intents: 0,
-            recording: None,
+            log: None,
         }
     }
 
-    /// Starts recording this session: from now on every input the plugin reads is logged, and
-    /// every intent becomes a record of the trace `stop_recording` returns. `module_bytes` must
-    /// be the bytes the plugin was loaded from (the trace names their sha256); `module` says
-    /// where they came from. The live instance is discarded first, so the trace starts with a
-    /// launch. Fails when a recording is already running.
-    pub fn start_recording(&mut self, module_bytes: &[u8], module: &str) -> Result<(), TraceError> {
-        if self.recording.is_some() {
-            return Err(TraceError::Recording("a recording is already running"));
-        }
+    /// Replaces the environment and the host intents with what `wrap` makes of them (a
+    /// recording's decorators), after discarding the live instance so the next intent starts
+    /// with a launch; `wrap` also sees the grants. False when the sandbox lost its environment.
+    pub(crate) fn wrap_inputs(
+        &mut self,
+        wrap: impl FnOnce(
+            Box<dyn Environment>,
+            Box<dyn HostIntents>,
+            &Permissions,
+        ) -> (Box<dyn Environment>, Box<dyn HostIntents>),
+    ) -> bool {
         self.discard();
         let (Some(env), Some((intents, grants))) = (self.env.take(), self.host.take()) else {
-            return Err(TraceError::Recording("the sandbox lost its environment"));
+            return false;
         };
-        let (recording, env, intents) =
-            Recording::start(module_bytes, module, &self.plugin.policy, &grants, env, intents);
+        let (env, intents) = wrap(env, intents, &grants);
         self.env = Some(env);
         self.host = Some((intents, grants));
-        self.recording = Some(recording);
-        Ok(())
+        true
     }
 
-    /// Stops recording and returns the trace (`None` when nothing was being recorded). The
-    /// plugin goes on running as before.
-    pub fn stop_recording(&mut self) -> Option<Result<Trace, TraceError>> {
-        self.recording.take().map(Recording::finish)
+    /// Installs what is told of each intent from now on (`None` removes it); returns the one
+    /// it replaces.
+    pub(crate) fn set_intent_log(&mut self, log: Option<Box<dyn IntentLog>>) -> Option<Box<dyn IntentLog>> {
+        core::mem::replace(&mut self.log, log)
     }
 
-    /// Whether a recording is running.
-    pub fn is_recording(&self) -> bool {
-        self.recording.is_some()
+    /// What is told of each intent, if anything.
+    pub(crate) fn intent_log(&self) -> Option<&dyn IntentLog> {
+        self.log.as_deref()
     }
 
     /// Makes the next runs stop where a recording was cut by its deadline (replay).
@@ -246,7 +191,7 @@ impl Sandbox {
     /// Takes the environment and host back from a store being dropped.
     fn reclaim(&mut self, store: Store<HostState>) {
         let state = store.into_data();
-        self.env = Some(state.env);
+        self.env = Some(state.run.env);
         self.host = Some((state.host.intents, state.host.grants));
     }
 
@@ -268,8 +213,7 @@ impl Sandbox {
         };
         let host = HostCalls::new(intents, grants, &self.plugin.policy);
         let mut store = new_store(&self.plugin, env, host, WasiConfig::plugin());
-        let meter = Meter::start(&mut store, &self.plugin.policy);
-        store.data_mut().cut = self.cut;
+        let meter = start_run(&mut store, &self.plugin.policy, self.cut);
         let result = instantiate(&self.plugin, &mut store, &meter).and_then(|instance| {
             let memory = store
                 .data()
@@ -355,8 +299,8 @@ impl Sandbox {
     /// instance is discarded.
     pub fn execute_request(&mut self, request: &[u8]) -> IntentReport {
         let report = self.run_request(request);
-        if let Some(recording) = &self.recording {
-            recording.intent_done(request, &report);
+        if let Some(log) = &mut self.log {
+            log.intent_done(request, &report);
         }
         report
     }
@@ -365,7 +309,7 @@ impl Sandbox {
         let index = self.intents;
         self.intents += 1;
         match (self.live.as_mut(), self.env.as_mut()) {
-            (Some(live), _) => live.store.data_mut().env.begin_intent(index),
+            (Some(live), _) => live.store.data_mut().run.env.begin_intent(index),
             (None, Some(env)) => env.begin_intent(index),
             (None, None) => {}
         }
@@ -403,8 +347,7 @@ impl Sandbox {
             return failed_report(Failure::new(BlockedReason::HostFault, "No instance is live."), 0);
         };
         if !launched {
-            live.meter = Meter::start(&mut live.store, policy);
-            live.store.data_mut().cut = self.cut;
+            live.meter = start_run(&mut live.store, policy, self.cut);
         }
         let launch_fuel = if launched { self.launch_fuel } else { 0 };
         let result = run_intent(live, policy, request);
@@ -439,7 +382,7 @@ fn failed_report(failure: Failure, launch_fuel: u64) -> IntentReport {
     IntentReport::failed(failure, launch_fuel)
 }
 
-/// docs/ABI.md section 2, steps 2-6.
+/// One intent on a live instance: docs/ABI.md section 2, steps 2-6.
 fn run_intent(live: &mut Live, policy: &Policy, request: &[u8]) -> Result<Outcome, Failure> {
     let len = u32::try_from(request.len()).ok().filter(|len| *len <= policy.max_request_bytes).ok_or_else(|| {
         Failure::new(
@@ -449,13 +392,16 @@ fn run_intent(live: &mut Live, policy: &Policy, request: &[u8]) -> Result<Outcom
     })?;
     let meter = live.meter;
     let req = meter.call(&mut live.store, &live.alloc, len as i32, failure_of)? as u32;
-    let memory_len = live.memory.data(&live.store).len();
-    let region = abi::check_request_region(req, len, memory_len)?;
-    live.memory.data_mut(&mut live.store)[region].copy_from_slice(request);
+    let mut guest = Guest::of_store(live.memory, &mut live.store);
+    abi::check_request_region(req, len, guest.len())?;
+    guest.set(req, request).map_err(|_| Failure::new(BlockedReason::HostFault, "The request region moved."))?;
     let resp = meter.call(&mut live.store, &live.execute, (req as i32, len as i32), failure_of)? as u32;
-    let memory = live.memory.data(&live.store);
-    let range = abi::response_range(memory, resp, policy.max_response_bytes)?;
-    let body = memory[range.clone()].to_vec();
+    let guest = Guest::of_store(live.memory, &mut live.store);
+    let range = abi::response_range(guest.all(), resp, policy.max_response_bytes)?;
+    let body = guest
+        .slice(range.clone())
+        .map_err(|_| Failure::new(BlockedReason::HostFault, "The response region moved."))?
+        .to_vec();
     meter.call(&mut live.store, &live.free, (req as i32, len as i32), failure_of)?;
     let framed = (range.end - resp as usize) as i32;
     meter.call(&mut live.store, &live.free, (resp as i32, framed), failure_of)?;
@@ -488,7 +434,7 @@ pub struct CommandReport {
 pub fn run_command(plugin: &Plugin, env: Box<dyn Environment>, wasi: WasiConfig) -> CommandReport {
     let host = HostCalls::new(Box::new(NoHostIntents), Permissions::default(), &plugin.policy);
     let mut store = new_store(plugin, env, host, wasi);
-    let meter = Meter::start(&mut store, &plugin.policy);
+    let meter = start_run(&mut store, &plugin.policy, None);
     let result = instantiate(plugin, &mut store, &meter).and_then(|instance| {
         let start = instance
             .get_typed_func::<(), ()>(&store, "_start")
@@ -512,7 +458,7 @@ impl wasmi::errors::HostError for Failure {}
 mod tests {
     use super::*;
     use crate::env::VirtualEnvironment;
-    use wasmi::Linker;
+    use wasmi::{Linker, ValType};
 
     #[test]
     fn a_linker_that_lacks_an_import_is_a_link_failure_not_a_module_fault() {
@@ -530,6 +476,44 @@ mod tests {
             panic!("an empty linker has nothing to link");
         };
         assert_eq!(failure_of(&error, &store).reason, BlockedReason::LinkFailed);
+    }
+
+    /// The one-function module importing `module.name` with `params -> results`.
+    fn importer(module: &str, name: &str, params: &[ValType], results: &[ValType]) -> Vec<u8> {
+        let types = |types: &[ValType]| {
+            let names: Vec<&str> = types.iter().map(|t| if *t == ValType::I64 { "i64" } else { "i32" }).collect();
+            names.join(" ")
+        };
+        wat::parse_str(format!(
+            r#"(module (import "{module}" "{name}" (func (param {}) (result {}))))"#,
+            types(params),
+            types(results)
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn every_allowlisted_import_is_linked_with_its_signature() {
+        use crate::allowlist::{HOST_IMPORTS, HOST_MODULE, PREVIEW1, WASI_MODULE};
+        let command = wat::parse_str(r#"(module (func (export "_start")))"#).unwrap();
+        let plugin = Plugin::load_as(&command, Policy::default(), crate::check::Profile::Command).unwrap();
+        let engine = &plugin.runtime.engine;
+        let linked = |wasm: &[u8]| {
+            let module = wasmi::Module::new(engine, wasm).unwrap();
+            let host = HostCalls::new(Box::new(NoHostIntents), Permissions::default(), &plugin.policy);
+            let mut store = new_store(&plugin, Box::new(VirtualEnvironment::new(0)), host, WasiConfig::plugin());
+            plugin.runtime.linker.instantiate_and_start(&mut store, &module).is_ok()
+        };
+        for (module, table) in [(WASI_MODULE, &PREVIEW1[..]), (HOST_MODULE, &HOST_IMPORTS[..])] {
+            for sig in table {
+                let exact = importer(module, sig.name, sig.params, sig.results);
+                assert!(linked(&exact), "{module}.{} is allowlisted but not linked as {sig:?}", sig.name);
+                // One parameter more is another function: the linker refuses it.
+                let mut wider = sig.params.to_vec();
+                wider.push(ValType::I32);
+                assert!(!linked(&importer(module, sig.name, &wider, sig.results)), "{module}.{}", sig.name);
+            }
+        }
     }
 
     /// A virtual environment whose deadline clock reads `u64::MAX` from the start: cancelled
@@ -568,7 +552,7 @@ mod tests {
         let plugin = Arc::new(Plugin::load(&wasm, policy).unwrap());
         let mut sandbox = Sandbox::new(plugin, Box::new(CancelledFromTheStart(VirtualEnvironment::new(0))));
         let report = sandbox.execute("x", &serde_json::json!({}));
-        assert_eq!(report.outcome.blocked_reason(), Some("deadline_exceeded"), "{}", report.outcome.json);
+        assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::DeadlineExceeded), "{}", report.outcome.json);
         assert!(report.fuel_used < 10_000, "ended at an early check: {}", report.fuel_used);
     }
 
@@ -585,6 +569,6 @@ mod tests {
         let mut sandbox = Sandbox::new(plugin, Box::new(VirtualEnvironment::new(0)));
         sandbox.env = None;
         let report = sandbox.execute("x", &serde_json::json!({}));
-        assert_eq!(report.outcome.blocked_reason(), Some("host_fault"), "{}", report.outcome.json);
+        assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::HostFault), "{}", report.outcome.json);
     }
 }

@@ -1,12 +1,17 @@
-//! The data a wasmi `Store` carries for one instance: its resource limiter, the embedder's
-//! environment, the WASI state, the guest's memory handle, the run's fuel account and deadline,
-//! and the host-call state. Behaviour lives with each part's owner (`meter`, `wasi`, `host`).
+//! The data a wasmi `Store` carries for one instance: its resource limiter, the run's account
+//! (environment, fuel, deadline; `meter`), the WASI state, the guest's memory handle, and the
+//! host-call state. Behaviour lives with each part's owner (`meter`, `wasi`, `host`), which
+//! reach their part through a view trait this type implements (`Metered`, `WasiView`,
+//! `HostView`): none of them names this type. A wasmi error of the store becomes a `Failure`
+//! here, where the limit a growth hit is known.
 
-use crate::env::Environment;
-use crate::host::HostCalls;
-use crate::wasi::WasiState;
-use alloc::boxed::Box;
-use wasmi::Memory;
+use crate::host::{HostCalls, HostCtx, HostView};
+use crate::meter::{Metered, Run};
+use crate::reason::{BlockedReason, Failure};
+use crate::wasi::{Shim, WasiState, WasiView};
+use alloc::format;
+use wasmi::errors::{ErrorKind, InstantiationError};
+use wasmi::{Memory, Store, TrapCode};
 use wasmi_core::{LimiterError, ResourceLimiter};
 
 /// Which limit a denied growth hit, so the failure names it exactly.
@@ -70,55 +75,108 @@ impl ResourceLimiter for Limits {
     }
 }
 
-/// The fuel budget of the current run and how much of it was handed to the store so far (fuel
-/// used = given - fuel left in the store). While a host function runs, `host_available` is what
-/// its work may still be charged and `host_charged` what it was charged so far (see `meter`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct FuelAccount {
-    pub(crate) budget: u64,
-    pub(crate) given: u64,
-    pub(crate) host_available: u64,
-    pub(crate) host_charged: u64,
-}
-
-/// Where a replayed run must be cut: the recording was cut by its deadline once it had used
-/// `fuel` and read `inputs` inputs, so the replay is cut at the first deadline check where both
-/// are reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Cut {
-    /// Fuel the run had used when it was cut.
-    pub fuel: u64,
-    /// Inputs the run had read when it was cut.
-    pub inputs: u64,
-}
-
-/// The run's wall-clock deadline on the environment's deadline clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Deadline {
-    pub(crate) started_ns: u64,
-    pub(crate) timeout_ns: u64,
-}
-
 /// Per-instance host state, owned by the instance's `Store`.
-pub struct HostState {
+pub(crate) struct HostState {
     /// Memory, table and instance limits, installed as the store's limiter.
     pub(crate) limits: Limits,
-    /// Every nondeterministic input, and the deadline clock.
-    pub(crate) env: Box<dyn Environment>,
+    /// The environment, the fuel budget, the deadline and the inputs of the current run.
+    pub(crate) run: Run,
     /// Args, environment, fds and output.
     pub(crate) wasi: WasiState,
     /// The guest's exported memory, once instantiated.
     pub(crate) memory: Option<Memory>,
-    /// The current run's fuel budget.
-    pub(crate) fuel: FuelAccount,
-    /// The current run's deadline, when the host has a wall clock.
-    pub(crate) deadline: Option<Deadline>,
-    /// Where a replayed run is cut (see `Cut`), besides the deadline.
-    pub(crate) cut: Option<Cut>,
-    /// Inputs read in the current run (see `input`).
-    pub(crate) inputs: u64,
-    /// The current run's deadline in milliseconds, as the policy set it.
-    pub(crate) timeout_ms: u64,
     /// Host intents: the embedder's methods, the grants, the per-run counters.
     pub(crate) host: HostCalls,
+}
+
+impl Metered for HostState {
+    fn run(&self) -> &Run {
+        &self.run
+    }
+
+    fn run_mut(&mut self) -> &mut Run {
+        &mut self.run
+    }
+
+    fn memory(&self) -> Option<Memory> {
+        self.memory
+    }
+}
+
+impl WasiView for HostState {
+    fn shim(&mut self) -> Shim<'_> {
+        Shim { wasi: &mut self.wasi, run: &mut self.run }
+    }
+}
+
+impl HostView for HostState {
+    fn host_ctx(&mut self) -> HostCtx<'_> {
+        HostCtx { host: &mut self.host, run: &mut self.run, output: &mut *self.wasi.output }
+    }
+}
+
+/// Maps a wasmi error to the host's failure vocabulary. A limit the limiter recorded takes
+/// precedence: it names exactly which limit the plugin hit.
+pub(crate) fn failure_of(error: &wasmi::Error, store: &Store<HostState>) -> Failure {
+    let limits = &store.data().limits;
+    match limits.hit {
+        Some(LimitHit::Memory { desired }) => {
+            return Failure::new(
+                BlockedReason::MemoryLimitExceeded,
+                format!("Memory would grow to {desired} bytes; the limit is {} bytes.", limits.max_memory_bytes),
+            );
+        }
+        Some(LimitHit::Table { desired }) => {
+            return Failure::new(
+                BlockedReason::ResourceLimitExceeded,
+                format!("A table would grow to {desired} elements; the limit is {}.", limits.max_table_elements),
+            );
+        }
+        None => {}
+    }
+    if let Some(code) = error.i32_exit_status() {
+        let mut failure = Failure::new(BlockedReason::PluginExited, format!("Exit code {code}."));
+        failure.exit_code = Some(code);
+        return failure;
+    }
+    if let Some(failure) = error.downcast_ref::<Failure>() {
+        return failure.clone();
+    }
+    if let Some(code) = error.as_trap_code() {
+        return match code {
+            TrapCode::OutOfFuel => Failure::new(BlockedReason::FuelExhausted, "The budget ran out."),
+            TrapCode::StackOverflow => {
+                Failure::new(BlockedReason::StackExhausted, "Its calls nested deeper than the call-depth limit allows.")
+            }
+            TrapCode::OutOfSystemMemory | TrapCode::GrowthOperationLimited => {
+                Failure::new(BlockedReason::ResourceLimitExceeded, "The host could not allocate for this instance.")
+            }
+            other => Failure::new(BlockedReason::PluginTrap, format!("Trap: {other}.")),
+        };
+    }
+    match error.kind() {
+        ErrorKind::Memory(e) => Failure::new(BlockedReason::MemoryLimitExceeded, format!("{e}.")),
+        ErrorKind::Table(e) => Failure::new(BlockedReason::ResourceLimitExceeded, format!("{e}.")),
+        ErrorKind::Wasm(_) | ErrorKind::Translation(_) | ErrorKind::Read(_) | ErrorKind::UserLimits(_) => {
+            Failure::new(BlockedReason::InvalidModule, format!("{error}."))
+        }
+        ErrorKind::Linker(_) => Failure::new(BlockedReason::LinkFailed, format!("{error}.")),
+        ErrorKind::Instantiation(e) => match e {
+            InstantiationError::TooManyInstances
+            | InstantiationError::TooManyTables
+            | InstantiationError::TooManyMemories
+            | InstantiationError::FailedToInstantiateTable(_) => {
+                Failure::new(BlockedReason::ResourceLimitExceeded, format!("Instantiation failed: {error}."))
+            }
+            InstantiationError::FailedToInstantiateMemory(_) => {
+                Failure::new(BlockedReason::MemoryLimitExceeded, format!("Instantiation failed: {error}."))
+            }
+            // A segment that does not fit its table traps at instantiation (the spec's trap).
+            InstantiationError::ElementSegmentDoesNotFit { .. } => {
+                Failure::new(BlockedReason::PluginTrap, format!("Instantiation trapped: {error}."))
+            }
+            _ => Failure::new(BlockedReason::LinkFailed, format!("Instantiation failed: {error}.")),
+        },
+        _ => Failure::new(BlockedReason::PluginTrap, format!("{error}.")),
+    }
 }

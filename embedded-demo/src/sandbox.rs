@@ -9,7 +9,7 @@
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
-use contour_core::policy::{EMBEDDED_MAX_MESSAGE_BYTES, EMBEDDED_MAX_OUTPUT_BYTES};
+use contour_core::{EMBEDDED_MAX_MESSAGE_BYTES, EMBEDDED_MAX_OUTPUT_BYTES};
 use contour_core::{IntentReport, Outcome, Plugin, Policy, Sandbox, VirtualEnvironment};
 use heapless::{String, Vec};
 
@@ -86,7 +86,7 @@ fn from_outcome(
     peak_memory_bytes: u64,
     stdout: &[u8],
 ) -> Result<IntentRun, RunError> {
-    let blocked_reason = match outcome.blocked_reason() {
+    let blocked_reason = match outcome.blocked_reason_text() {
         Some(reason) => Some(String::try_from(reason).map_err(|_| RunError::TooLong("blockedReason"))?),
         None => None,
     };
@@ -113,8 +113,8 @@ pub struct TraceRun {
 /// Replays trace bytes on `module` through core's replay entry point (the module must be the
 /// one the trace recorded: its hash is checked); the error is a short reason.
 pub fn replay(trace: &[u8], module: &[u8]) -> Result<TraceRun, &'static str> {
-    let report = contour_core::trace::replay_bytes(trace, module).map_err(|_| "error")?;
-    let hex = contour_core::trace::hex(&report.digest);
+    let report = contour_core::replay_bytes(trace, module).map_err(|_| "error")?;
+    let hex = contour_core::hex(&report.digest);
     Ok(TraceRun {
         digest: String::try_from(hex.as_str()).map_err(|_| "error")?,
         divergence: report.divergence.is_some(),

@@ -25,7 +25,7 @@ fn main() {
                     Ok(plugin) => {
                         let mut sandbox = Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(1)));
                         let report = sandbox.execute("probe", &serde_json::json!({}));
-                        format!("intent: {}", report.outcome.blocked_reason().unwrap_or("completed"))
+                        format!("intent: {}", report.outcome.blocked_reason_text().unwrap_or("completed"))
                     }
                 },
             };

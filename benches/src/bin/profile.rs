@@ -69,7 +69,7 @@ fn run(scenario: &str, iterations: u64) -> Result<(), String> {
             let wasm =
                 std::fs::read(HELLO_WASM).map_err(|e| format!("{HELLO_WASM}: {e} (run `make rust-examples`)"))?;
             let build =
-                |pad: usize| contour_core::abi::request(1, "greet", &serde_json::json!({ "name": "x".repeat(pad) }));
+                |pad: usize| contour_core::intent_request(1, "greet", &serde_json::json!({ "name": "x".repeat(pad) }));
             let request = build(1 + 128usize.saturating_sub(build(1).len()));
             let mut sandbox = warm_sandbox(&wasm);
             for _ in 0..iterations {

@@ -7,8 +7,8 @@
 //! Run it in release: `cargo run --release -p contour-benches --bin replay_cost [INTENTS]`.
 
 use contour_benches::echo_wasm;
-use contour_core::trace::{self, Trace};
-use contour_core::{Plugin, Policy, Sandbox, VirtualEnvironment};
+use contour_core::Trace;
+use contour_core::{Plugin, Policy, Record, Sandbox, VirtualEnvironment};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -45,7 +45,7 @@ fn measure(name: &str, wasm: &[u8], intents: usize) {
         runs.push(took);
         bytes = trace.encode().expect("encodes").len();
         let started = Instant::now();
-        let report = trace::replay(&trace, Arc::clone(&plugin)).expect("replays");
+        let report = contour_core::replay(&trace, Arc::clone(&plugin)).expect("replays");
         replays.push(started.elapsed());
         assert!(report.divergence.is_none(), "{name}: {:?}", report.divergence);
     }

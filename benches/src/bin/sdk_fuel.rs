@@ -59,7 +59,7 @@ impl Marked {
     fn new(wasm: &[u8]) -> Result<Self, String> {
         let mut config = Config::default();
         config.consume_fuel(true).fuel_cost(CustomFuelCosts {
-            bytes_copied_per_fuel: contour_core::meter::BYTES_PER_FUEL as u32,
+            bytes_copied_per_fuel: contour_core::BYTES_PER_FUEL as u32,
             fuel_per_bytes_translated: 0,
             fuel_per_bytes_validated: 0,
         });

@@ -165,7 +165,7 @@ fn run(echo_intents: u64, failing_intents: u64) -> Result<bool, String> {
         let way = &mut ways[(i % 6) as usize];
         let report = way.sandbox.execute(way.method, &serde_json::json!({"i": i}));
         count[(i % 6) as usize] += 1;
-        match report.outcome.blocked_reason() {
+        match report.outcome.blocked_reason_text() {
             Some(reason) if reason == way.reason => Ok(()),
             _ => Err(format!("failing intent {i} ({}) answered {}", way.reason, report.outcome.json)),
         }

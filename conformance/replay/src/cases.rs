@@ -10,8 +10,8 @@
 //! (the first thing that differed) or `ERROR: ...`. The same directory replayed on two hosts
 //! must print the same lines.
 
-use contour_core::trace::{hex, replay, Trace};
 use contour_core::Plugin;
+use contour_core::{hex, replay, Trace};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -39,7 +39,7 @@ fn case_line(trace_path: &Path, name: &str) -> String {
         .collect();
     let intents = intents.join(",");
     let plugin = match trace.policy().and_then(|policy| {
-        Plugin::load(&module, policy).map_err(|f| contour_core::trace::TraceError::Module(f.to_string()))
+        Plugin::load(&module, policy).map_err(|f| contour_core::errors::TraceError::Module(f.to_string()))
     }) {
         Ok(plugin) => plugin,
         Err(e) => return format!("{name} - {intents} {}", error(e)),

@@ -6,7 +6,7 @@
 //! (`cases.rs`, `make fuzz-cross`).
 #![forbid(unsafe_code)]
 
-use contour_core::trace::{hex, replay_bytes};
+use contour_core::{hex, replay_bytes};
 use std::process::ExitCode;
 
 mod cases;

@@ -5,22 +5,48 @@
 //! nested sandbox spent is charged to this run's budgets.
 
 use super::request::read_request_within;
+use super::HostCalls;
 use super::{
-    AuditRecord, CallContext, HostAnswer, Method, Spent, ERR_BAD_POINTER, ERR_CAP_TOO_SMALL, ERR_NOTHING_PENDING,
-    ERR_NOT_JSON_RPC, ERR_TOO_LARGE, MODULE, UNREADABLE,
+    AuditRecord, CallContext, HostAnswer, HostCall, Method, Spent, ERR_BAD_POINTER, ERR_CAP_TOO_SMALL,
+    ERR_NOTHING_PENDING, ERR_NOT_JSON_RPC, ERR_TOO_LARGE, UNREADABLE,
 };
 use crate::guest::Guest;
-use crate::meter;
+use crate::meter::{self, Metered, Run};
 use crate::outcome::Outcome;
 use crate::reason::{BlockedReason, Failure};
-use crate::state::HostState;
+use crate::wasi::OutputSink;
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::ToString;
 use alloc::vec::Vec;
 use serde_json::value::RawValue;
-use wasmi::{Caller, Linker};
+use wasmi::Caller;
+
+/// What a host-intent import works on: the per-run host-call state, the run it is metered in,
+/// and the output a nested tool's lines are added to, borrowed side by side.
+pub(crate) struct HostCtx<'a> {
+    /// Grants, the embedder's methods, counters and the pending answer.
+    pub(crate) host: &'a mut HostCalls,
+    /// The run's fuel, deadline and inputs.
+    pub(crate) run: &'a mut Run,
+    /// Where the guest's stdout and stderr go.
+    pub(crate) output: &'a mut dyn OutputSink,
+}
+
+/// A store type the host-intent imports can serve, known to them only through this view.
+pub(crate) trait HostView: Metered {
+    /// The host-call state, the run and the output, borrowed side by side.
+    fn host_ctx(&mut self) -> HostCtx<'_>;
+}
+
+/// Runs a host-intent import's body through the meter.
+pub(crate) fn hostcall<T: HostView>(
+    caller: &mut Caller<'_, T>,
+    body: impl FnOnce(&mut Guest<'_>, &mut HostCtx<'_>) -> Result<i32, Failure>,
+) -> Result<i32, wasmi::Error> {
+    meter::host_work(caller, |guest, data| body(guest, &mut data.host_ctx()))
+}
 
 /// The bytes the plugin reads back with `tdm_host_response`: a completed outcome with the
 /// output (as the embedder's JSON text), or the failure in its one shape.
@@ -39,7 +65,7 @@ fn outcome_bytes(result: Result<Box<RawValue>, Failure>) -> Vec<u8> {
 }
 
 /// The host-call limit failure, naming both limits.
-fn over_limit(state: &HostState) -> Failure {
+fn over_limit(state: &HostCtx<'_>) -> Failure {
     Failure::new(
         BlockedReason::HostCallLimitExceeded,
         format!("The limits are {} calls and {} bytes per intent.", state.host.max_calls, state.host.max_bytes),
@@ -47,39 +73,69 @@ fn over_limit(state: &HostState) -> Failure {
 }
 
 /// Records an attempt that could not be read and answers it with `code`.
-fn unreadable(state: &mut HostState, mut record: AuditRecord, code: i32) -> Result<i32, Failure> {
-    record.reason = Some(BlockedReason::InvalidHostRequest.as_str());
+fn unreadable(state: &mut HostCtx<'_>, mut record: AuditRecord, code: i32) -> Result<i32, Failure> {
+    record.reason = Some(BlockedReason::InvalidHostRequest);
     state.host.intents.audit(&record);
     Ok(code)
 }
 
 /// Adds what a nested sandbox spent to this run: its host calls and bytes, its output.
-fn absorb(state: &mut HostState, spent: &Spent) {
+fn absorb(state: &mut HostCtx<'_>, spent: &Spent) {
     state.host.calls = state.host.calls.saturating_add(spent.host_calls);
     state.host.bytes = state.host.bytes.saturating_add(spent.host_bytes);
     for (stderr, bytes) in [(false, &spent.stdout), (true, &spent.stderr)] {
         if !bytes.is_empty() {
             // A closed output only loses the nested tool's lines; the call goes on. The write
             // waits at most until the deadline, which the call looks at when it returns.
-            let wait = state.deadline_wait_ns();
-            let _ = state.wasi.output.write(stderr, bytes, wait);
+            let wait = state.run.deadline_wait_ns();
+            let _ = state.output.write(stderr, bytes, wait);
         }
     }
 }
 
+/// Asks the embedder for its answer to an allowed call, telling it what is left of the run.
+fn ask(state: &mut HostCtx<'_>, call: &HostCall) -> Result<HostAnswer, Failure> {
+    let context = CallContext {
+        remaining_ns: state.run.deadline_remaining(state.run.fuel_used())?,
+        fuel_remaining: state.run.fuel_remaining(),
+        host_calls_remaining: state.host.max_calls.saturating_sub(state.host.calls),
+        host_bytes_remaining: state.host.max_bytes.saturating_sub(state.host.bytes),
+    };
+    Ok(state.run.input_host_call(&mut *state.host.intents, call, &context))
+}
+
+/// Charges what a call cost (`fuel` the embedder spent, `response` bytes) and looks at the
+/// deadline (as `host_work` does next, at the same fuel) and the host-call limits, before the
+/// call is audited: a call whose cost ends the run is recorded with the reason the outcome
+/// gives, without the answer the plugin never gets.
+fn settle(state: &mut HostCtx<'_>, fuel: u64, response: usize) -> Result<(), Failure> {
+    state.run.charge(fuel)?;
+    state.run.charge_bytes(response as u64)?;
+    state.run.deadline_remaining(state.run.fuel_used())?;
+    if state.host.calls > state.host.max_calls || state.host.bytes > state.host.max_bytes {
+        return Err(over_limit(state));
+    }
+    Ok(())
+}
+
 /// `tdm_host_call(ptr, len)`, inside the meter.
-fn serve(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, len: u32) -> Result<i32, Failure> {
+pub(crate) fn tdm_host_call(
+    guest: &mut Guest<'_>,
+    state: &mut HostCtx<'_>,
+    ptr: u32,
+    len: u32,
+) -> Result<i32, Failure> {
     state.host.calls = state.host.calls.saturating_add(1);
     let mut record = AuditRecord {
         method: Cow::Borrowed(UNREADABLE),
         permission: None,
         granted: false,
         bytes: 0,
-        fuel_used: state.fuel_used(),
+        fuel_used: state.run.fuel_used(),
         reason: None,
     };
     if state.host.calls > state.host.max_calls {
-        record.reason = Some(BlockedReason::HostCallLimitExceeded.as_str());
+        record.reason = Some(BlockedReason::HostCallLimitExceeded);
         state.host.intents.audit(&record);
         return Err(over_limit(state));
     }
@@ -91,7 +147,7 @@ fn serve(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, len: u32) -> Re
     };
     record.bytes = u64::from(len);
     state.host.bytes = state.host.bytes.saturating_add(u64::from(len));
-    state.charge_bytes(u64::from(len))?;
+    state.run.charge_bytes(u64::from(len))?;
     let Some((name, call)) = read_request_within(bytes, state.host.max_request_depth) else {
         return unreadable(state, record, ERR_NOT_JSON_RPC);
     };
@@ -102,18 +158,12 @@ fn serve(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, len: u32) -> Re
         Ok(call) => {
             record.permission = call.permission().as_ref().map(ToString::to_string);
             if state.host.bytes > state.host.max_bytes {
-                record.reason = Some(BlockedReason::HostCallLimitExceeded.as_str());
+                record.reason = Some(BlockedReason::HostCallLimitExceeded);
                 state.host.intents.audit(&record);
                 return Err(over_limit(state));
             }
             if call.allowed_by(&state.host.grants) {
-                let context = CallContext {
-                    remaining_ns: state.deadline_remaining(state.fuel_used())?,
-                    fuel_remaining: state.fuel_remaining(),
-                    host_calls_remaining: state.host.max_calls.saturating_sub(state.host.calls),
-                    host_bytes_remaining: state.host.max_bytes.saturating_sub(state.host.bytes),
-                };
-                let answer = state.input_host_call(&call, &context);
+                let answer = ask(state, &call)?;
                 record.granted = !matches!(&answer.result, Err(f) if f.reason == BlockedReason::PermissionDenied);
                 answer
             } else {
@@ -123,27 +173,12 @@ fn serve(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, len: u32) -> Re
         }
     };
     let HostAnswer { result, spent } = answer;
-    let answered = result.as_ref().err().map(|f| f.reason.as_str());
+    let answered = result.as_ref().err().map(|f| f.reason);
     absorb(state, &spent);
     let response = outcome_bytes(result);
     state.host.bytes = state.host.bytes.saturating_add(response.len() as u64);
-    // What the call cost is charged, and the deadline looked at (as `host_work` does next, at the
-    // same fuel), before the call is audited: a call whose cost ends the run is recorded with
-    // the reason the outcome gives, without the answer the plugin never gets.
-    let ended = state
-        .charge(spent.fuel)
-        .and_then(|()| state.charge_bytes(response.len() as u64))
-        .and_then(|()| state.deadline_remaining(state.fuel_used()).map(drop))
-        .and_then(|()| {
-            let over = state.host.calls > state.host.max_calls || state.host.bytes > state.host.max_bytes;
-            if over {
-                Err(over_limit(state))
-            } else {
-                Ok(())
-            }
-        });
-    if let Err(failure) = ended {
-        record.reason = Some(failure.reason.as_str());
+    if let Err(failure) = settle(state, spent.fuel, response.len()) {
+        record.reason = Some(failure.reason);
         state.host.intents.audit(&record);
         return Err(failure);
     }
@@ -156,7 +191,12 @@ fn serve(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, len: u32) -> Re
 }
 
 /// `tdm_host_response(ptr, cap)`, inside the meter.
-fn respond(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, cap: u32) -> Result<i32, Failure> {
+pub(crate) fn tdm_host_response(
+    guest: &mut Guest<'_>,
+    state: &mut HostCtx<'_>,
+    ptr: u32,
+    cap: u32,
+) -> Result<i32, Failure> {
     let Some(len) = state.host.pending.as_ref().map(Vec::len) else {
         return Ok(ERR_NOTHING_PENDING);
     };
@@ -170,17 +210,6 @@ fn respond(guest: &mut Guest<'_>, state: &mut HostState, ptr: u32, cap: u32) -> 
         return Ok(ERR_NOTHING_PENDING);
     };
     target.copy_from_slice(&pending);
-    state.charge_bytes(len as u64)?;
+    state.run.charge_bytes(len as u64)?;
     Ok(i32::try_from(len).unwrap_or(i32::MAX))
-}
-
-/// Defines the two host-intent imports on `linker`.
-pub fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
-    linker.func_wrap(MODULE, "tdm_host_call", |mut caller: Caller<'_, HostState>, ptr: u32, len: u32| {
-        meter::host_work(&mut caller, |guest, state| serve(guest, state, ptr, len))
-    })?;
-    linker.func_wrap(MODULE, "tdm_host_response", |mut caller: Caller<'_, HostState>, ptr: u32, cap: u32| {
-        meter::host_work(&mut caller, |guest, state| respond(guest, state, ptr, cap))
-    })?;
-    Ok(())
 }

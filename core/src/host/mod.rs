@@ -7,9 +7,11 @@
 mod call;
 mod request;
 
-pub use crate::allowlist::{HOST_IMPORTS as IMPORTS, HOST_MODULE as MODULE};
-pub use call::link;
-pub use request::{read_request, read_request_within, url_host};
+pub(crate) use call::{hostcall, tdm_host_call, tdm_host_response, HostCtx, HostView};
+pub use request::{read_request, url_host, ParamsError};
+
+/// The import module of the host intents.
+pub const MODULE: &str = "tdm";
 
 use crate::permission::{Permission, Permissions};
 use crate::reason::{BlockedReason, Failure};
@@ -260,7 +262,7 @@ pub struct AuditRecord {
     /// Fuel the run had used when the call was made.
     pub fuel_used: u64,
     /// The failure's reason when the call was refused or failed.
-    pub reason: Option<&'static str>,
+    pub reason: Option<BlockedReason>,
 }
 
 /// The embedder's side of host intents: one method per host method, each called only after

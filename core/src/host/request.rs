@@ -3,22 +3,57 @@
 //! shapes in place and must agree with it (a test checks they do).
 
 use super::{HostCall, Method};
+use crate::permission::UrlHostError;
 use crate::reason::{quote, BlockedReason, Failure, MAX_QUOTE_CHARS};
 use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::fmt;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-fn str_field<'a>(params: &'a Value, field: &str) -> Result<&'a str, String> {
-    params.get(field).and_then(Value::as_str).ok_or_else(|| format!("`params.{field}` must be a string"))
+/// Why a host call's params do not fit its method (the detail of `invalid_host_request`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParamsError {
+    /// The member (`params.<name>`) is missing or not a string.
+    NotAString(&'static str),
+    /// `params.headers` is not an object.
+    HeadersNotAnObject,
+    /// A value of `params.headers` is not a string.
+    HeaderNotAString,
+    /// `params.url` names no host a grant can match.
+    Url(UrlHostError),
+    /// The params are not JSON (the reader's words).
+    NotJson(String),
+}
+
+impl fmt::Display for ParamsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotAString(field) => write!(f, "`params.{field}` must be a string"),
+            Self::HeadersNotAnObject => f.write_str("`params.headers` must be an object of strings"),
+            Self::HeaderNotAString => f.write_str("`params.headers` values must be strings"),
+            Self::Url(error) => write!(f, "{error}"),
+            Self::NotJson(why) => write!(f, "params: {why}"),
+        }
+    }
+}
+
+impl From<UrlHostError> for ParamsError {
+    fn from(error: UrlHostError) -> Self {
+        Self::Url(error)
+    }
+}
+
+fn str_field<'a>(params: &'a Value, field: &'static str) -> Result<&'a str, ParamsError> {
+    params.get(field).and_then(Value::as_str).ok_or(ParamsError::NotAString(field))
 }
 
 /// Parses the params of `method` into a typed call. This is the rule; [`parse_call_fast`] only
 /// takes its common cases faster.
-fn parse_call(method: Method, params: &Value) -> Result<HostCall, String> {
+fn parse_call(method: Method, params: &Value) -> Result<HostCall, ParamsError> {
     Ok(match method {
         Method::DistRead => HostCall::DistRead { path: str_field(params, "path")?.to_string() },
         Method::Log => HostCall::Log {
@@ -31,16 +66,16 @@ fn parse_call(method: Method, params: &Value) -> Result<HostCall, String> {
             let method = params.get("method").and_then(Value::as_str).unwrap_or("GET").to_ascii_uppercase();
             let mut headers = Vec::new();
             if let Some(map) = params.get("headers") {
-                let map = map.as_object().ok_or("`params.headers` must be an object of strings")?;
+                let map = map.as_object().ok_or(ParamsError::HeadersNotAnObject)?;
                 for (name, value) in map {
-                    let value = value.as_str().ok_or("`params.headers` values must be strings")?;
+                    let value = value.as_str().ok_or(ParamsError::HeaderNotAString)?;
                     headers.push((name.clone(), value.to_string()));
                 }
             }
             let body = match params.get("body") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(body)) => Some(body.clone()),
-                Some(_) => return Err("`params.body` must be a string".into()),
+                Some(_) => return Err(ParamsError::NotAString("body")),
             };
             HostCall::NetFetch { url, host, method, headers, body }
         }
@@ -170,12 +205,13 @@ impl<'a> Request<'a> {
     }
 
     /// The typed call, or why the params do not fit the method.
-    pub(super) fn call(&self, method: Method) -> Result<HostCall, String> {
+    pub(super) fn call(&self, method: Method) -> Result<HostCall, ParamsError> {
         match &self.params {
             Params::Raw(raw) => match parse_call_fast(method, raw) {
                 Some(call) => Ok(call),
                 None => {
-                    let tree: Value = serde_json::from_str(raw.get()).map_err(|e| format!("params: {e}"))?;
+                    let tree: Value =
+                        serde_json::from_str(raw.get()).map_err(|e| ParamsError::NotJson(e.to_string()))?;
                     parse_call(method, &tree)
                 }
             },
@@ -221,8 +257,8 @@ pub fn read_request_within(bytes: &[u8], max_depth: usize) -> Option<(Cow<'_, st
 /// The canonical host (`permission::Host`) of an `http://` or `https://` URL, the form every
 /// `network:` grant is kept in. Userinfo (`user@host`) is refused, so a URL cannot show one host
 /// to the check and another to the client.
-pub fn url_host(url: &str) -> Result<String, String> {
-    crate::permission::Host::of_url(url).map(|host| host.bare()).map_err(|error| error.to_string())
+pub fn url_host(url: &str) -> Result<String, UrlHostError> {
+    crate::permission::Host::of_url(url).map(|host| host.bare())
 }
 
 #[cfg(test)]
@@ -231,7 +267,7 @@ mod tests {
     use crate::permission::Permissions;
 
     /// The rule: the request read as a JSON tree, then [`parse_call`].
-    fn by_the_rule(bytes: &[u8]) -> Option<(String, Option<Result<HostCall, String>>)> {
+    fn by_the_rule(bytes: &[u8]) -> Option<(String, Option<Result<HostCall, ParamsError>>)> {
         let request: Value = serde_json::from_slice(bytes).ok()?;
         let (Some("2.0"), Some(name)) =
             (request.get("jsonrpc").and_then(Value::as_str), request.get("method").and_then(Value::as_str))

@@ -6,7 +6,7 @@
 //! 60 MB trace of them took 5.6 GB to decode.
 
 use super::{Input, PolicyRecord, MAX_TRACE_BYTES};
-use crate::state::Cut;
+use crate::meter::Cut;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;

@@ -1,4 +1,4 @@
-//! Deterministic record and replay (SECURITY.md promise 9; docs/ABI.md section 8). A `Trace` (postcard) holds a
+//! Deterministic record and replay (docs/ABI.md section 8). A `Trace` (postcard) holds a
 //! versioned header (magic, format version, contour and wasmi versions, the module's sha256,
 //! the policy and the grants) and, per intent, the request bytes, every input in the order the
 //! guest read it, the response bytes, the reason, fuel, launch fuel, peak memory, a digest of
@@ -9,19 +9,21 @@
 //! | module | owns |
 //! |---|---|
 //! | `footprint` | what a trace's decoded form may hold, counted before it is decoded |
-//! | `record` | the recording wrappers and `Sandbox::start_recording` |
+//! | `record` | the recording decorators and `Record`, recording added to `Sandbox` |
 //! | `replay` | the replaying environment, `replay`, and the first divergence |
 
 mod footprint;
-pub(crate) mod record;
+mod record;
 mod replay;
 
-pub use footprint::{GRANT_COST, INPUT_COST, INTENT_COST, MAX_TRACE_FOOTPRINT};
+pub use footprint::{INPUT_COST, INTENT_COST, MAX_TRACE_FOOTPRINT};
 
+pub use record::Record;
 pub use replay::{replay, replay_bytes, replay_stoppable, Divergence, DivergenceKind, ReplayReport};
 
-use crate::policy::{Compilation, Policy};
-pub use crate::state::Cut;
+pub use crate::meter::Cut;
+pub use crate::policy::PolicyRecord;
+use crate::policy::{Policy, PolicyError};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
@@ -53,112 +55,12 @@ pub fn hex(digest: &Digest) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The policy a trace was recorded under, in fixed-width fields (the same bytes on 32- and
-/// 64-bit hosts).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PolicyRecord {
-    /// `Policy::max_memory_bytes`.
-    pub max_memory_bytes: u64,
-    /// `Policy::fuel_per_intent`.
-    pub fuel_per_intent: u64,
-    /// `Policy::start_fuel`.
-    pub start_fuel: u64,
-    /// `Policy::timeout_ms`.
-    pub timeout_ms: u64,
-    /// `Policy::max_call_depth`.
-    pub max_call_depth: u64,
-    /// `Policy::max_request_bytes`.
-    pub max_request_bytes: u32,
-    /// `Policy::max_response_bytes`.
-    pub max_response_bytes: u32,
-    /// `Policy::max_output_bytes`.
-    pub max_output_bytes: u64,
-    /// `Policy::max_module_bytes`.
-    pub max_module_bytes: u64,
-    /// `Policy::max_table_elements`.
-    pub max_table_elements: u64,
-    /// `Policy::max_tables`.
-    pub max_tables: u64,
-    /// `Policy::max_instances`.
-    pub max_instances: u64,
-    /// `Policy::fuel_slice`.
-    pub fuel_slice: u64,
-    /// `Policy::max_host_calls`.
-    pub max_host_calls: u32,
-    /// `Policy::max_host_bytes`.
-    pub max_host_bytes: u64,
-    /// `Policy::max_host_request_bytes`.
-    pub max_host_request_bytes: u32,
-    /// `Policy::compilation`: 0 lazy, 1 lazy translation, 2 eager.
-    pub compilation: u8,
-}
-
-impl PolicyRecord {
-    /// The record of `policy`.
-    pub fn of(policy: &Policy) -> Self {
-        Self {
-            max_memory_bytes: policy.max_memory_bytes,
-            fuel_per_intent: policy.fuel_per_intent,
-            start_fuel: policy.start_fuel,
-            timeout_ms: policy.timeout_ms,
-            max_call_depth: policy.max_call_depth as u64,
-            max_request_bytes: policy.max_request_bytes,
-            max_response_bytes: policy.max_response_bytes,
-            max_output_bytes: policy.max_output_bytes as u64,
-            max_module_bytes: policy.max_module_bytes as u64,
-            max_table_elements: policy.max_table_elements as u64,
-            max_tables: policy.max_tables as u64,
-            max_instances: policy.max_instances as u64,
-            fuel_slice: policy.fuel_slice,
-            max_host_calls: policy.max_host_calls,
-            max_host_bytes: policy.max_host_bytes,
-            max_host_request_bytes: policy.max_host_request_bytes,
-            compilation: match policy.compilation {
-                Compilation::Lazy => 0,
-                Compilation::LazyTranslation => 1,
-                Compilation::Eager => 2,
-            },
-        }
-    }
-
-    /// The policy this record describes, or why this host cannot hold it.
-    pub fn policy(&self) -> Result<Policy, TraceError> {
-        let size = |field: &'static str, value: u64| usize::try_from(value).map_err(|_| TraceError::Policy(field));
-        Ok(Policy {
-            max_memory_bytes: self.max_memory_bytes,
-            fuel_per_intent: self.fuel_per_intent,
-            start_fuel: self.start_fuel,
-            timeout_ms: self.timeout_ms,
-            max_call_depth: size("max_call_depth", self.max_call_depth)?,
-            max_request_bytes: self.max_request_bytes,
-            // Not in the trace format (whose bytes and digests stay as they were): the default.
-            max_request_depth: crate::policy::DEFAULT_MAX_REQUEST_DEPTH,
-            max_response_bytes: self.max_response_bytes,
-            max_output_bytes: size("max_output_bytes", self.max_output_bytes)?,
-            max_module_bytes: size("max_module_bytes", self.max_module_bytes)?,
-            max_table_elements: size("max_table_elements", self.max_table_elements)?,
-            max_tables: size("max_tables", self.max_tables)?,
-            max_instances: size("max_instances", self.max_instances)?,
-            fuel_slice: self.fuel_slice,
-            max_host_calls: self.max_host_calls,
-            max_host_bytes: self.max_host_bytes,
-            max_host_request_bytes: self.max_host_request_bytes,
-            compilation: match self.compilation {
-                0 => Compilation::Lazy,
-                1 => Compilation::LazyTranslation,
-                2 => Compilation::Eager,
-                _ => return Err(TraceError::Policy("compilation")),
-            },
-        })
-    }
-}
-
 /// What a trace starts with.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Header {
     /// [`MAGIC`].
     pub magic: [u8; 8],
-    /// [`FORMAT_VERSION`].
+    /// The trace format version (1 in this build).
     pub format: u16,
     /// The contour-core version that recorded it.
     pub contour: String,
@@ -311,8 +213,8 @@ pub enum TraceError {
         /// Bytes found.
         size: u64,
     },
-    /// Its records come to more than [`MAX_TRACE_FOOTPRINT`] (see [`footprint`]): found
-    /// before decoding, or while recording.
+    /// Its records come to more than [`MAX_TRACE_FOOTPRINT`] (their bytes plus [`INPUT_COST`]
+    /// per input and a cost per intent): found before decoding, or while recording.
     Footprint {
         /// The footprint found (or that the recording would have needed, at least).
         size: u64,
@@ -419,7 +321,10 @@ impl Trace {
 
     /// The policy the trace was recorded under.
     pub fn policy(&self) -> Result<Policy, TraceError> {
-        self.header.policy.policy()
+        self.header.policy.policy().map_err(|e| match e {
+            PolicyError::DoesNotFit(field) => TraceError::Policy(field),
+            _ => TraceError::Policy("policy"),
+        })
     }
 }
 

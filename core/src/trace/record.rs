@@ -1,7 +1,8 @@
-//! Recording: wrappers around the embedder's `Environment` and `HostIntents` that pass every
-//! call through and log each input, in order, into one shared log; the sandbox closes an
-//! intent's record after it runs (`Sandbox::start_recording`, `Sandbox::stop_recording`). The
-//! deadline clock and the audit sink pass through unrecorded.
+//! Recording, a decorator outside the sandbox: wrappers around the embedder's `Environment` and
+//! `HostIntents` that pass every call through and log each input, in order, into one shared
+//! log, and an intent log the sandbox tells of each intent, which closes its record
+//! (`Record::start_recording`, `Record::stop_recording`). The deadline clock and the audit sink
+//! pass through unrecorded.
 
 use super::{
     footprint, input_size, output_digest, Header, Input, IntentTrace, PolicyRecord, RecordedAnswer, RecordedFailure,
@@ -9,11 +10,12 @@ use super::{
 };
 use crate::env::{Clock, Environment, Slept};
 use crate::host::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents};
+use crate::meter::Cut;
 use crate::outcome::IntentReport;
 use crate::permission::Permissions;
 use crate::policy::Policy;
 use crate::reason::BlockedReason;
-use crate::state::Cut;
+use crate::sandbox::{IntentLog, Sandbox};
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -48,8 +50,59 @@ impl Log {
 
 type Shared = Arc<Mutex<Log>>;
 
+/// Recording a sandbox's session, added to `Sandbox` from outside.
+pub trait Record {
+    /// Starts recording this session: from now on every input the plugin reads is logged, and
+    /// every intent becomes a record of the trace `stop_recording` returns. `module_bytes` must
+    /// be the bytes the plugin was loaded from (the trace names their sha256); `module` says
+    /// where they came from. The live instance is discarded first, so the trace starts with a
+    /// launch. Fails when a recording is already running.
+    fn start_recording(&mut self, module_bytes: &[u8], module: &str) -> Result<(), TraceError>;
+
+    /// Stops recording and returns the trace (`None` when nothing was being recorded). The
+    /// plugin goes on running as before.
+    fn stop_recording(&mut self) -> Option<Result<Trace, TraceError>>;
+
+    /// Whether a recording is running.
+    fn is_recording(&self) -> bool;
+}
+
+impl Record for Sandbox {
+    fn start_recording(&mut self, module_bytes: &[u8], module: &str) -> Result<(), TraceError> {
+        if self.is_recording() {
+            return Err(TraceError::Recording("a recording is already running"));
+        }
+        let policy = self.plugin().policy.clone();
+        let mut started = None;
+        let wrapped = self.wrap_inputs(|env, intents, grants| {
+            let (recording, env, intents) = Recording::start(module_bytes, module, &policy, grants, env, intents);
+            started = Some(recording);
+            (env, intents)
+        });
+        match started {
+            Some(recording) if wrapped => {
+                self.set_intent_log(Some(Box::new(recording)));
+                Ok(())
+            }
+            _ => Err(TraceError::Recording("the sandbox lost its environment")),
+        }
+    }
+
+    fn stop_recording(&mut self) -> Option<Result<Trace, TraceError>> {
+        let log: Box<dyn core::any::Any> = self.set_intent_log(None)?;
+        match log.downcast::<Recording>() {
+            Ok(recording) => Some(recording.finish()),
+            Err(_) => None,
+        }
+    }
+
+    fn is_recording(&self) -> bool {
+        self.intent_log().is_some_and(|log| (log as &dyn core::any::Any).is::<Recording>())
+    }
+}
+
 /// A session being recorded: the shared log and the header of its trace.
-pub(crate) struct Recording {
+struct Recording {
     log: Shared,
     header: Header,
 }
@@ -57,7 +110,7 @@ pub(crate) struct Recording {
 impl Recording {
     /// Starts recording a plugin loaded from `module_bytes` (named `module`) under `policy` with
     /// `grants`: returns the recording and the wrapped environment and host intents to run with.
-    pub(crate) fn start(
+    fn start(
         module_bytes: &[u8],
         module: &str,
         policy: &Policy,
@@ -82,7 +135,7 @@ impl Recording {
     }
 
     /// Closes the record of the intent that just ran with `request`.
-    pub(crate) fn intent_done(&self, request: &[u8], report: &IntentReport) {
+    fn close_intent(&self, request: &[u8], report: &IntentReport) {
         let mut log = self.log.lock();
         if !log.active {
             return;
@@ -91,7 +144,7 @@ impl Recording {
         let cut = (report.outcome.host_failure().map(|f| f.reason) == Some(BlockedReason::DeadlineExceeded))
             .then_some(Cut { fuel: report.fuel_used, inputs: inputs.len() as u64 });
         let response = report.outcome.json.as_bytes().to_vec();
-        let reason = report.outcome.blocked_reason().map_or(0, str::len);
+        let reason = report.outcome.blocked_reason_text().map_or(0, str::len);
         log.bytes = log.bytes.saturating_add(footprint::intent(request.len(), response.len(), reason));
         if log.bytes > MAX_TRACE_FOOTPRINT {
             log.overflowed = true;
@@ -101,7 +154,7 @@ impl Recording {
             request: request.to_vec(),
             inputs,
             response,
-            reason: report.outcome.blocked_reason().map(String::from),
+            reason: report.outcome.blocked_reason_text().map(String::from),
             fuel: report.fuel_used,
             launch_fuel: report.launch_fuel,
             peak_memory: report.peak_memory_bytes,
@@ -111,13 +164,19 @@ impl Recording {
     }
 
     /// Stops recording (the wrappers keep passing calls through) and returns the trace.
-    pub(crate) fn finish(self) -> Result<Trace, TraceError> {
+    fn finish(self) -> Result<Trace, TraceError> {
         let mut log = self.log.lock();
         log.active = false;
         if log.overflowed {
             return Err(TraceError::Footprint { size: log.bytes as u64 });
         }
         Ok(Trace { header: self.header, intents: core::mem::take(&mut log.intents) })
+    }
+}
+
+impl IntentLog for Recording {
+    fn intent_done(&mut self, request: &[u8], report: &IntentReport) {
+        self.close_intent(request, report);
     }
 }
 

@@ -308,7 +308,7 @@ fn compare(recorded: &IntentTrace, report: &IntentReport, read: usize) -> Option
             replayed: window(replayed, at),
         });
     }
-    let reason = report.outcome.blocked_reason().map(String::from);
+    let reason = report.outcome.blocked_reason_text().map(String::from);
     if reason != recorded.reason {
         return Some(DivergenceKind::Reason { recorded: recorded.reason.clone(), replayed: reason });
     }
@@ -354,7 +354,7 @@ pub fn replay_stoppable(trace: &Trace, plugin: Arc<Plugin>, stop: Arc<AtomicBool
         replayed += 1;
         digest.add(
             report.outcome.json.as_bytes(),
-            report.outcome.blocked_reason(),
+            report.outcome.blocked_reason_text(),
             report.fuel_used,
             report.peak_memory_bytes,
         );

@@ -1,18 +1,15 @@
-//! The fd_* functions (and sockets, which are fds the sandbox never has): stdio, preopened
-//! directories and read-only files. Writes reach only stdout and stderr; stdin reads from the
+//! The fd_* functions: stdio, preopened directories and read-only files. Writes reach only stdout and stderr; stdin reads from the
 //! embedder's `InputSource`, never waiting past the run's deadline; bytes moved are charged at
 //! the bulk-memory rate and every call into the embedder's filesystem costs `FS_CALL_FUEL`.
 
-use super::call::{call, C};
+use super::call::Shim;
 use super::errno::{Errno, WasiError};
 use super::state::Fd;
 use super::stdio::{Input, StdioKind, Written};
 use crate::fs::{self, NodeKind, NodeStat};
 use crate::guest::Guest;
 use crate::meter::{fuel_for_bytes, FS_CALL_FUEL};
-use crate::state::HostState;
 use alloc::vec::Vec;
-use wasmi::Linker;
 
 const FILETYPE_UNKNOWN: u8 = 0;
 const FILETYPE_CHAR: u8 = 2;
@@ -108,8 +105,8 @@ pub(super) fn write_filestat(guest: &mut Guest<'_>, ptr: u32, stat: &NodeStat) -
 }
 
 /// The metadata of an open node, charged as one filesystem call.
-pub(super) fn stat_node(state: &mut HostState, node: fs::NodeId) -> Result<NodeStat, WasiError> {
-    state.charge(FS_CALL_FUEL)?;
+pub(super) fn stat_node(state: &mut Shim<'_>, node: fs::NodeId) -> Result<NodeStat, WasiError> {
+    state.run.charge(FS_CALL_FUEL)?;
     Ok(state.wasi.fs()?.stat(node)?)
 }
 
@@ -119,7 +116,7 @@ pub(super) fn stat_node(state: &mut HostState, node: fs::NodeId) -> Result<NodeS
 /// `deadline_exceeded`.
 fn write(
     guest: &mut Guest<'_>,
-    state: &mut HostState,
+    state: &mut Shim<'_>,
     fd: u32,
     iovs: u32,
     n: u32,
@@ -136,17 +133,17 @@ fn write(
         total += u64::from(len);
     }
     guest.range(written, 4)?;
-    state.charge_bytes(u64::from(n) * 8 + total)?;
+    state.run.charge_bytes(u64::from(n) * 8 + total)?;
     let mut done: u64 = 0;
     for (ptr, len) in guest.iovecs(iovs, n)? {
         if len == 0 {
             continue;
         }
-        let wait = state.deadline_wait_ns();
+        let wait = state.run.deadline_wait_ns();
         match state.wasi.output.write(stderr, guest.bytes(ptr, len)?, wait) {
             Written::Taken => done += u64::from(len),
             Written::Closed if done == 0 => return Err(Errno::Pipe.into()),
-            Written::Pending if wait.is_some() => return Err(state.deadline_failure().into()),
+            Written::Pending if wait.is_some() => return Err(state.run.deadline_failure().into()),
             Written::Pending if done == 0 => return Err(Errno::Again.into()),
             Written::Closed | Written::Pending => break,
         }
@@ -162,7 +159,7 @@ const IOVECS_PER_DEADLINE_CHECK: u32 = 256;
 /// bytes read. Each read from the filesystem costs `FS_CALL_FUEL` plus the bytes it moved.
 fn read_into(
     guest: &mut Guest<'_>,
-    state: &mut HostState,
+    state: &mut Shim<'_>,
     fd: u32,
     iovs: u32,
     n: u32,
@@ -175,13 +172,13 @@ fn read_into(
         Fd::Stdout | Fd::Stderr => return Err(Errno::Badf.into()),
     };
     guest.iovecs(iovs, n)?;
-    state.charge_bytes(u64::from(n) * 8)?;
+    state.run.charge_bytes(u64::from(n) * 8)?;
     let mut total: u64 = 0;
     for index in 0..n {
         if index % IOVECS_PER_DEADLINE_CHECK == IOVECS_PER_DEADLINE_CHECK - 1 {
             // Millions of buffers are as many filesystem reads: the deadline is looked at
             // between them too, not only around the call.
-            state.deadline_remaining(state.fuel_used())?;
+            state.run.deadline_remaining(state.run.fuel_used())?;
         }
         // The array was checked above, so these offsets do not overflow.
         let entry = iovs + index * 8;
@@ -190,10 +187,10 @@ fn read_into(
             // As readv does: an empty buffer is skipped, with no filesystem read.
             continue;
         }
-        state.charge(FS_CALL_FUEL)?;
+        state.run.charge(FS_CALL_FUEL)?;
         let buf = guest.bytes_mut(ptr, len)?;
         let read = state.wasi.fs()?.read_at(node, position.saturating_add(total), buf)?;
-        state.charge(fuel_for_bytes(read as u64))?;
+        state.run.charge(fuel_for_bytes(read as u64))?;
         total += read as u64;
         if read < len as usize {
             break;
@@ -209,23 +206,23 @@ fn read_into(
 
 /// Reads stdin into the first non-empty iovec, waiting for input at most until the run's
 /// deadline: a read the deadline cuts short ends the run with `deadline_exceeded`.
-fn read_stdin(guest: &mut Guest<'_>, state: &mut HostState, iovs: u32, n: u32) -> Result<u32, WasiError> {
+fn read_stdin(guest: &mut Guest<'_>, state: &mut Shim<'_>, iovs: u32, n: u32) -> Result<u32, WasiError> {
     let target = guest.iovecs(iovs, n)?.find(|(_, len)| *len > 0);
-    state.charge_bytes(u64::from(n) * 8)?;
+    state.run.charge_bytes(u64::from(n) * 8)?;
     let Some((ptr, len)) = target else {
         return Ok(0);
     };
     guest.range(ptr, len)?;
-    let remaining = state.deadline_remaining(state.fuel_used())?;
+    let remaining = state.run.deadline_remaining(state.run.fuel_used())?;
     let buf = guest.bytes_mut(ptr, len)?;
     match state.wasi.stdin.read(buf, remaining) {
         Input::Bytes(read) => {
             let read = read.min(len as usize);
-            state.charge(fuel_for_bytes(read as u64))?;
+            state.run.charge(fuel_for_bytes(read as u64))?;
             Ok(read as u32)
         }
         Input::End => Ok(0),
-        Input::Pending if remaining.is_some() => Err(state.deadline_failure().into()),
+        Input::Pending if remaining.is_some() => Err(state.run.deadline_failure().into()),
         Input::Pending => Err(Errno::Again.into()),
         Input::Failed => Err(Errno::Io.into()),
     }
@@ -234,12 +231,12 @@ fn read_stdin(guest: &mut Guest<'_>, state: &mut HostState, iovs: u32, n: u32) -
 /// The entries of one `fd_readdir` call: the listing (read when it starts at cookie 0, with
 /// `.` and `..` first and the rest sorted by name) serialized from `cookie` into at most `len`
 /// bytes.
-fn readdir(state: &mut HostState, fd: u32, len: u32, cookie: u64) -> Result<Vec<u8>, WasiError> {
+fn readdir(state: &mut Shim<'_>, fd: u32, len: u32, cookie: u64) -> Result<Vec<u8>, WasiError> {
     let node = state.wasi.fd(fd)?.dir_node().ok_or(Errno::Notdir)?;
     if cookie == 0 || !state.wasi.listings.contains_key(&fd) {
-        state.charge(FS_CALL_FUEL)?;
+        state.run.charge(FS_CALL_FUEL)?;
         let mut entries = state.wasi.fs()?.read_dir(node)?;
-        state.charge_bytes(entries.iter().map(|e| 24 + e.name.len() as u64).sum())?;
+        state.run.charge_bytes(entries.iter().map(|e| 24 + e.name.len() as u64).sum())?;
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         let dot = |name: &str| fs::DirEntry { name: name.into(), kind: NodeKind::Directory, ino: 0 };
         entries.insert(0, dot(".."));
@@ -262,11 +259,11 @@ fn readdir(state: &mut HostState, fd: u32, len: u32, cookie: u64) -> Result<Vec<
         }
     }
     out.truncate(len as usize);
-    state.charge_bytes(out.len() as u64)?;
+    state.run.charge_bytes(out.len() as u64)?;
     Ok(out)
 }
 
-fn fdstat(guest: &mut Guest<'_>, state: &HostState, fd: u32, out: u32) -> Result<(), WasiError> {
+fn fdstat(guest: &mut Guest<'_>, state: &Shim<'_>, fd: u32, out: u32) -> Result<(), WasiError> {
     let stdio = state.wasi.stdio;
     let ((kind, rights), inheriting) = match state.wasi.fd(fd)? {
         Fd::Stdin => (stdio_fdstat(stdio[0], RIGHT_FD_READ), 0),
@@ -284,7 +281,7 @@ fn fdstat(guest: &mut Guest<'_>, state: &HostState, fd: u32, out: u32) -> Result
 
 fn seek(
     guest: &mut Guest<'_>,
-    state: &mut HostState,
+    state: &mut Shim<'_>,
     fd: u32,
     offset: i64,
     whence: u32,
@@ -316,7 +313,7 @@ fn seek(
 
 /// Answers a write-like call on an fd: files and stdio are read-only here (`EBADF`, as for a
 /// descriptor without write rights); directories are `EISDIR`.
-fn write_to_fd(state: &HostState, fd: u32) -> Result<(), WasiError> {
+fn write_to_fd(state: &Shim<'_>, fd: u32) -> Result<(), WasiError> {
     Err(match state.wasi.fd(fd)? {
         Fd::File { .. } | Fd::Stdin | Fd::Stdout | Fd::Stderr => Errno::Badf,
         _ => Errno::Isdir,
@@ -324,168 +321,230 @@ fn write_to_fd(state: &HostState, fd: u32) -> Result<(), WasiError> {
     .into())
 }
 
-fn sync_fd(state: &HostState, fd: u32) -> Result<(), WasiError> {
+fn sync_fd(state: &Shim<'_>, fd: u32) -> Result<(), WasiError> {
     match state.wasi.fd(fd)? {
         Fd::Stdin | Fd::Stdout | Fd::Stderr => Err(Errno::Inval.into()),
         _ => Ok(()),
     }
 }
 
-/// Answers a socket call: `ENOTSOCK` for an open fd, `EBADF` otherwise.
-fn not_a_socket(state: &HostState, fd: u32) -> Result<(), WasiError> {
-    state.wasi.fd(fd)?;
-    Err(Errno::Notsock.into())
+/// `fd_write`.
+pub(crate) fn fd_write(
+    g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    fd: u32,
+    iovs: u32,
+    n: u32,
+    written: u32,
+) -> Result<(), WasiError> {
+    write(g, s, fd, iovs, n, written)
 }
 
-#[allow(clippy::too_many_lines)]
-pub(super) fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
-    let m = super::MODULE;
-    linker.func_wrap(m, "fd_write", |mut c: C<'_>, fd: u32, iovs: u32, n: u32, written: u32| {
-        call(&mut c, |g, s| write(g, s, fd, iovs, n, written))
-    })?;
-    linker.func_wrap(m, "fd_pwrite", |mut c: C<'_>, fd: u32, _iovs: u32, _n: u32, _at: u64, _w: u32| {
-        call(&mut c, |_, s| {
-            Err(match s.wasi.fd(fd)? {
-                Fd::Stdout | Fd::Stderr | Fd::Stdin => Errno::Spipe,
-                Fd::File { .. } => Errno::Badf,
-                _ => Errno::Isdir,
+/// `fd_pwrite`: nothing is writable at an offset.
+pub(crate) fn fd_pwrite(
+    _g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    fd: u32,
+    _iovs: u32,
+    _n: u32,
+    _at: u64,
+    _written: u32,
+) -> Result<(), WasiError> {
+    Err(match s.wasi.fd(fd)? {
+        Fd::Stdout | Fd::Stderr | Fd::Stdin => Errno::Spipe,
+        Fd::File { .. } => Errno::Badf,
+        _ => Errno::Isdir,
+    }
+    .into())
+}
+
+/// `fd_read`.
+pub(crate) fn fd_read(
+    g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    fd: u32,
+    iovs: u32,
+    n: u32,
+    nread: u32,
+) -> Result<(), WasiError> {
+    g.range(nread, 4)?;
+    let read = read_into(g, s, fd, iovs, n, None)?;
+    Ok(g.set_u32(nread, read)?)
+}
+
+/// `fd_pread`.
+pub(crate) fn fd_pread(
+    g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    fd: u32,
+    iovs: u32,
+    n: u32,
+    at: u64,
+    nread: u32,
+) -> Result<(), WasiError> {
+    g.range(nread, 4)?;
+    let read = read_into(g, s, fd, iovs, n, Some(at))?;
+    Ok(g.set_u32(nread, read)?)
+}
+
+/// `fd_close`.
+pub(crate) fn fd_close(_g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32) -> Result<(), WasiError> {
+    Ok(s.wasi.close(fd)?)
+}
+
+/// `fd_fdstat_get`.
+pub(crate) fn fd_fdstat_get(g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32, out: u32) -> Result<(), WasiError> {
+    fdstat(g, s, fd, out)
+}
+
+/// `fd_fdstat_set_flags`: only no flags at all is accepted.
+pub(crate) fn fd_fdstat_set_flags(_g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32, flags: u32) -> Result<(), WasiError> {
+    s.wasi.fd(fd)?;
+    if flags == 0 {
+        Ok(())
+    } else {
+        Err(Errno::Notsup.into())
+    }
+}
+
+/// `fd_fdstat_set_rights`: not supported.
+pub(crate) fn fd_fdstat_set_rights(
+    _g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    fd: u32,
+    _base: u64,
+    _inheriting: u64,
+) -> Result<(), WasiError> {
+    s.wasi.fd(fd)?;
+    Err(Errno::Notsup.into())
+}
+
+/// `fd_prestat_get`: a preopen's name length.
+pub(crate) fn fd_prestat_get(g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32, out: u32) -> Result<(), WasiError> {
+    match s.wasi.fd(fd)? {
+        Fd::Preopen { path, .. } => {
+            let len = u32::try_from(path.len()).map_err(|_| Errno::Nametoolong)?;
+            g.range(out, 8)?;
+            g.set_u32(out, 0)?;
+            Ok(g.set_u32(out + 4, len)?)
+        }
+        _ => Err(Errno::Badf.into()),
+    }
+}
+
+/// `fd_prestat_dir_name`: a preopen's name.
+pub(crate) fn fd_prestat_dir_name(
+    g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    fd: u32,
+    buf: u32,
+    len: u32,
+) -> Result<(), WasiError> {
+    match s.wasi.fd(fd)? {
+        Fd::Preopen { path, .. } => {
+            if (len as usize) < path.len() {
+                return Err(Errno::Nametoolong.into());
             }
-            .into())
-        })
-    })?;
-    linker.func_wrap(m, "fd_read", |mut c: C<'_>, fd: u32, iovs: u32, n: u32, nread: u32| {
-        call(&mut c, |g, s| {
-            g.range(nread, 4)?;
-            let read = read_into(g, s, fd, iovs, n, None)?;
-            Ok(g.set_u32(nread, read)?)
-        })
-    })?;
-    linker.func_wrap(m, "fd_pread", |mut c: C<'_>, fd: u32, iovs: u32, n: u32, at: u64, nread: u32| {
-        call(&mut c, |g, s| {
-            g.range(nread, 4)?;
-            let read = read_into(g, s, fd, iovs, n, Some(at))?;
-            Ok(g.set_u32(nread, read)?)
-        })
-    })?;
-    linker.func_wrap(m, "fd_close", |mut c: C<'_>, fd: u32| call(&mut c, |_, s| Ok(s.wasi.close(fd)?)))?;
-    linker
-        .func_wrap(m, "fd_fdstat_get", |mut c: C<'_>, fd: u32, out: u32| call(&mut c, |g, s| fdstat(g, s, fd, out)))?;
-    linker.func_wrap(m, "fd_fdstat_set_flags", |mut c: C<'_>, fd: u32, flags: u32| {
-        call(&mut c, |_, s| {
-            s.wasi.fd(fd)?;
-            if flags == 0 {
-                Ok(())
-            } else {
-                Err(Errno::Notsup.into())
-            }
-        })
-    })?;
-    linker.func_wrap(m, "fd_fdstat_set_rights", |mut c: C<'_>, fd: u32, _base: u64, _inh: u64| {
-        call(&mut c, |_, s| {
-            s.wasi.fd(fd)?;
-            Err(Errno::Notsup.into())
-        })
-    })?;
-    linker.func_wrap(m, "fd_prestat_get", |mut c: C<'_>, fd: u32, out: u32| {
-        call(&mut c, |g, s| match s.wasi.fd(fd)? {
-            Fd::Preopen { path, .. } => {
-                let len = u32::try_from(path.len()).map_err(|_| Errno::Nametoolong)?;
-                g.range(out, 8)?;
-                g.set_u32(out, 0)?;
-                Ok(g.set_u32(out + 4, len)?)
-            }
-            _ => Err(Errno::Badf.into()),
-        })
-    })?;
-    linker.func_wrap(m, "fd_prestat_dir_name", |mut c: C<'_>, fd: u32, buf: u32, len: u32| {
-        call(&mut c, |g, s| match s.wasi.fd(fd)? {
-            Fd::Preopen { path, .. } => {
-                if (len as usize) < path.len() {
-                    return Err(Errno::Nametoolong.into());
-                }
-                Ok(g.set(buf, path.as_bytes())?)
-            }
-            _ => Err(Errno::Badf.into()),
-        })
-    })?;
-    linker.func_wrap(m, "fd_seek", |mut c: C<'_>, fd: u32, offset: i64, whence: u32, out: u32| {
-        call(&mut c, |g, s| seek(g, s, fd, offset, whence, out))
-    })?;
-    linker.func_wrap(m, "fd_tell", |mut c: C<'_>, fd: u32, out: u32| {
-        call(&mut c, |g, s| match s.wasi.fd(fd)? {
-            Fd::File { position, .. } => Ok(g.set_u64(out, *position)?),
-            Fd::Stdin | Fd::Stdout | Fd::Stderr => Err(Errno::Spipe.into()),
-            _ => Err(Errno::Badf.into()),
-        })
-    })?;
-    linker.func_wrap(m, "fd_filestat_get", |mut c: C<'_>, fd: u32, out: u32| {
-        call(&mut c, |g, s| {
-            let stat = match s.wasi.fd(fd)? {
-                Fd::Stdin => stdio_stat(s.wasi.stdio[0]),
-                Fd::Stdout => stdio_stat(s.wasi.stdio[1]),
-                Fd::Stderr => stdio_stat(s.wasi.stdio[2]),
-                Fd::File { node, .. } | Fd::Dir { node } | Fd::Preopen { node, .. } => {
-                    let node = *node;
-                    stat_node(s, node)?
-                }
-            };
-            write_filestat(g, out, &stat)
-        })
-    })?;
-    linker.func_wrap(m, "fd_readdir", |mut c: C<'_>, fd: u32, buf: u32, len: u32, cookie: u64, used: u32| {
-        call(&mut c, |g, s| {
-            g.range(buf, len)?;
-            g.range(used, 4)?;
-            let out = readdir(s, fd, len, cookie)?;
-            g.set(buf, &out)?;
-            Ok(g.set_u32(used, out.len() as u32)?)
-        })
-    })?;
-    linker.func_wrap(m, "fd_advise", |mut c: C<'_>, fd: u32, _o: u64, _l: u64, _a: u32| {
-        call(&mut c, |_, s| match s.wasi.fd(fd)? {
-            Fd::File { .. } => Ok(()),
-            Fd::Stdin | Fd::Stdout | Fd::Stderr => Err(Errno::Spipe.into()),
-            _ => Err(Errno::Isdir.into()),
-        })
-    })?;
-    linker.func_wrap(m, "fd_allocate", |mut c: C<'_>, fd: u32, _o: u64, _l: u64| {
-        call(&mut c, |_, s| write_to_fd(s, fd))
-    })?;
-    linker.func_wrap(m, "fd_filestat_set_size", |mut c: C<'_>, fd: u32, _s: u64| {
-        call(&mut c, |_, s| write_to_fd(s, fd))
-    })?;
-    linker.func_wrap(m, "fd_filestat_set_times", |mut c: C<'_>, fd: u32, _a: u64, _m: u64, _f: u32| {
-        call(&mut c, |_, s| write_to_fd(s, fd))
-    })?;
-    linker.func_wrap(m, "fd_datasync", |mut c: C<'_>, fd: u32| call(&mut c, |_, s| sync_fd(s, fd)))?;
-    linker.func_wrap(m, "fd_sync", |mut c: C<'_>, fd: u32| call(&mut c, |_, s| sync_fd(s, fd)))?;
-    linker.func_wrap(m, "fd_renumber", |mut c: C<'_>, from: u32, to: u32| {
-        call(&mut c, |_, s| {
-            s.wasi.fd(to)?;
-            if from == to {
-                s.wasi.fd(from)?;
-                return Ok(());
-            }
-            let entry = s.wasi.fds.remove(&from).ok_or(Errno::Badf)?;
-            let listing = s.wasi.listings.remove(&from);
-            s.wasi.close(to)?;
-            s.wasi.fds.insert(to, entry);
-            if let Some(listing) = listing {
-                s.wasi.listings.insert(to, listing);
-            }
-            Ok(())
-        })
-    })?;
-    linker.func_wrap(m, "sock_accept", |mut c: C<'_>, fd: u32, _f: u32, _o: u32| {
-        call(&mut c, |_, s| not_a_socket(s, fd))
-    })?;
-    linker.func_wrap(m, "sock_recv", |mut c: C<'_>, fd: u32, _a: u32, _b: u32, _d: u32, _e: u32, _f: u32| {
-        call(&mut c, |_, s| not_a_socket(s, fd))
-    })?;
-    linker.func_wrap(m, "sock_send", |mut c: C<'_>, fd: u32, _a: u32, _b: u32, _d: u32, _e: u32| {
-        call(&mut c, |_, s| not_a_socket(s, fd))
-    })?;
-    linker
-        .func_wrap(m, "sock_shutdown", |mut c: C<'_>, fd: u32, _how: u32| call(&mut c, |_, s| not_a_socket(s, fd)))?;
+            Ok(g.set(buf, path.as_bytes())?)
+        }
+        _ => Err(Errno::Badf.into()),
+    }
+}
+
+/// `fd_seek`.
+pub(crate) fn fd_seek(
+    g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    fd: u32,
+    offset: i64,
+    whence: u32,
+    out: u32,
+) -> Result<(), WasiError> {
+    seek(g, s, fd, offset, whence, out)
+}
+
+/// `fd_tell`.
+pub(crate) fn fd_tell(g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32, out: u32) -> Result<(), WasiError> {
+    match s.wasi.fd(fd)? {
+        Fd::File { position, .. } => Ok(g.set_u64(out, *position)?),
+        Fd::Stdin | Fd::Stdout | Fd::Stderr => Err(Errno::Spipe.into()),
+        _ => Err(Errno::Badf.into()),
+    }
+}
+
+/// `fd_filestat_get`.
+pub(crate) fn fd_filestat_get(g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32, out: u32) -> Result<(), WasiError> {
+    let stat = match s.wasi.fd(fd)? {
+        Fd::Stdin => stdio_stat(s.wasi.stdio[0]),
+        Fd::Stdout => stdio_stat(s.wasi.stdio[1]),
+        Fd::Stderr => stdio_stat(s.wasi.stdio[2]),
+        Fd::File { node, .. } | Fd::Dir { node } | Fd::Preopen { node, .. } => {
+            let node = *node;
+            stat_node(s, node)?
+        }
+    };
+    write_filestat(g, out, &stat)
+}
+
+/// `fd_readdir`.
+pub(crate) fn fd_readdir(
+    g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    fd: u32,
+    buf: u32,
+    len: u32,
+    cookie: u64,
+    used: u32,
+) -> Result<(), WasiError> {
+    g.range(buf, len)?;
+    g.range(used, 4)?;
+    let out = readdir(s, fd, len, cookie)?;
+    g.set(buf, &out)?;
+    Ok(g.set_u32(used, out.len() as u32)?)
+}
+
+/// `fd_advise`: accepted on files, nothing to do.
+pub(crate) fn fd_advise(
+    _g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    fd: u32,
+    _offset: u64,
+    _len: u64,
+    _advice: u32,
+) -> Result<(), WasiError> {
+    match s.wasi.fd(fd)? {
+        Fd::File { .. } => Ok(()),
+        Fd::Stdin | Fd::Stdout | Fd::Stderr => Err(Errno::Spipe.into()),
+        _ => Err(Errno::Isdir.into()),
+    }
+}
+
+/// `fd_renumber`: moves fd `from` onto `to`, closing what `to` held.
+pub(crate) fn fd_renumber(_g: &mut Guest<'_>, s: &mut Shim<'_>, from: u32, to: u32) -> Result<(), WasiError> {
+    s.wasi.fd(to)?;
+    if from == to {
+        s.wasi.fd(from)?;
+        return Ok(());
+    }
+    let entry = s.wasi.fds.remove(&from).ok_or(Errno::Badf)?;
+    let listing = s.wasi.listings.remove(&from);
+    s.wasi.close(to)?;
+    s.wasi.fds.insert(to, entry);
+    if let Some(listing) = listing {
+        s.wasi.listings.insert(to, listing);
+    }
     Ok(())
+}
+
+fd_only! {
+    /// `fd_allocate`: nothing is writable.
+    fd_allocate(u64, u64) => write_to_fd;
+    /// `fd_filestat_set_size`: nothing is writable.
+    fd_filestat_set_size(u64) => write_to_fd;
+    /// `fd_filestat_set_times`: nothing is writable.
+    fd_filestat_set_times(u64, u64, u32) => write_to_fd;
+    /// `fd_datasync`.
+    fd_datasync() => sync_fd;
+    /// `fd_sync`.
+    fd_sync() => sync_fd;
 }

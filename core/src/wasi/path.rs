@@ -3,39 +3,37 @@
 //! anything that would create, change or remove answers `EPERM`. Every path costs its bytes
 //! and every call into the filesystem `FS_CALL_FUEL`.
 
-use super::call::{call, C};
+use super::call::Shim;
 use super::errno::{Errno, WasiError};
 use super::fd::write_filestat;
 use super::state::Fd;
 use crate::fs::{self, NodeId, NodeKind};
 use crate::guest::Guest;
 use crate::meter::FS_CALL_FUEL;
-use crate::state::HostState;
 use alloc::string::String;
-use wasmi::Linker;
 
 /// Rights that mean write access when asked of `path_open`: fd_write, fd_allocate and
 /// fd_filestat_set_size (wasi-libc and Rust std ask for none of them on a read-only open).
 const RIGHTS_WRITE: u64 = (1 << 6) | (1 << 8) | (1 << 22);
 
 /// The path at `[ptr, ptr + len)`, charged for its bytes.
-fn path_arg(guest: &Guest<'_>, state: &mut HostState, ptr: u32, len: u32) -> Result<String, WasiError> {
+fn path_arg(guest: &Guest<'_>, state: &mut Shim<'_>, ptr: u32, len: u32) -> Result<String, WasiError> {
     let bytes = guest.bytes(ptr, len)?;
-    state.charge_bytes(u64::from(len))?;
+    state.run.charge_bytes(u64::from(len))?;
     Ok(String::from(core::str::from_utf8(bytes).map_err(|_| Errno::Inval)?))
 }
 
 /// Resolves `path` below the directory fd `dirfd` and opens it (one filesystem call).
-fn open_path(state: &mut HostState, dirfd: u32, path: &str, follow: bool) -> Result<NodeId, WasiError> {
+fn open_path(state: &mut Shim<'_>, dirfd: u32, path: &str, follow: bool) -> Result<NodeId, WasiError> {
     let dir = state.wasi.fd(dirfd)?.dir_node().ok_or(Errno::Notdir)?;
     let normalized = fs::normalize(path)?;
-    state.charge(FS_CALL_FUEL)?;
+    state.run.charge(FS_CALL_FUEL)?;
     Ok(state.wasi.fs()?.open(dir, &normalized, follow)?)
 }
 
 /// Refuses a mutation below a directory fd: `EPERM` on a read-only preopen, `ENOTDIR` on a
 /// non-directory, `EBADF` on no fd.
-fn read_only_dir(state: &HostState, dirfd: u32) -> Result<(), WasiError> {
+fn read_only_dir(state: &Shim<'_>, dirfd: u32) -> Result<(), WasiError> {
     let fd = state.wasi.fd(dirfd)?;
     Err(if fd.dir_node().is_some() { Errno::Perm } else { Errno::Notdir }.into())
 }
@@ -44,7 +42,7 @@ fn read_only_dir(state: &HostState, dirfd: u32) -> Result<(), WasiError> {
 /// read-only file system answers it: `EISDIR` for a directory, `EEXIST` for `O_CREAT|O_EXCL` on
 /// something that exists, the lookup's own error (`ENOENT`, ...) when nothing is there to open
 /// and nothing may be created, `EPERM` otherwise.
-fn refuse_write_open(state: &mut HostState, dirfd: u32, path: &str, follow: bool, oflags: u32) -> WasiError {
+fn refuse_write_open(state: &mut Shim<'_>, dirfd: u32, path: &str, follow: bool, oflags: u32) -> WasiError {
     const CREAT: u32 = 1;
     const EXCL: u32 = 4;
     let node = match open_path(state, dirfd, path, follow) {
@@ -67,7 +65,7 @@ fn refuse_write_open(state: &mut HostState, dirfd: u32, path: &str, follow: bool
 #[allow(clippy::too_many_arguments)]
 fn open(
     guest: &mut Guest<'_>,
-    state: &mut HostState,
+    state: &mut Shim<'_>,
     dirfd: u32,
     dirflags: u32,
     path: u32,
@@ -114,79 +112,84 @@ fn open(
     Ok(guest.set_u32(out, fd)?)
 }
 
-pub(super) fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
-    let m = super::MODULE;
-    linker.func_wrap(
-        m,
-        "path_open",
-        |mut c: C<'_>,
-         dirfd: u32,
-         dirflags: u32,
-         path: u32,
-         path_len: u32,
-         oflags: u32,
-         rights: u64,
-         _inheriting: u64,
-         fdflags: u32,
-         out: u32| {
-            call(&mut c, |g, s| open(g, s, dirfd, dirflags, path, path_len, oflags, rights, fdflags, out))
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "path_filestat_get",
-        |mut c: C<'_>, dirfd: u32, flags: u32, path: u32, len: u32, out: u32| {
-            call(&mut c, |g, s| {
-                g.range(out, 64)?;
-                let path = path_arg(g, s, path, len)?;
-                let node = open_path(s, dirfd, &path, flags & 1 != 0)?;
-                let stat = super::fd::stat_node(s, node);
-                s.wasi.fs()?.close(node);
-                write_filestat(g, out, &stat?)
-            })
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "path_readlink",
-        |mut c: C<'_>, dirfd: u32, path: u32, len: u32, _buf: u32, _cap: u32, _used: u32| {
-            call(&mut c, |g, s| {
-                let path = path_arg(g, s, path, len)?;
-                let node = open_path(s, dirfd, &path, false)?;
-                s.wasi.fs()?.close(node);
-                // Symlinks are resolved by the host and never shown to the guest as such.
-                Err(Errno::Inval.into())
-            })
-        },
-    )?;
-    linker.func_wrap(m, "path_create_directory", |mut c: C<'_>, fd: u32, _p: u32, _l: u32| {
-        call(&mut c, |_, s| read_only_dir(s, fd))
-    })?;
-    linker.func_wrap(m, "path_remove_directory", |mut c: C<'_>, fd: u32, _p: u32, _l: u32| {
-        call(&mut c, |_, s| read_only_dir(s, fd))
-    })?;
-    linker.func_wrap(m, "path_unlink_file", |mut c: C<'_>, fd: u32, _p: u32, _l: u32| {
-        call(&mut c, |_, s| read_only_dir(s, fd))
-    })?;
-    linker.func_wrap(
-        m,
-        "path_filestat_set_times",
-        |mut c: C<'_>, fd: u32, _f: u32, _p: u32, _l: u32, _a: u64, _m: u64, _fl: u32| {
-            call(&mut c, |_, s| read_only_dir(s, fd))
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "path_link",
-        |mut c: C<'_>, fd: u32, _f: u32, _p: u32, _l: u32, _nfd: u32, _np: u32, _nl: u32| {
-            call(&mut c, |_, s| read_only_dir(s, fd))
-        },
-    )?;
-    linker.func_wrap(m, "path_rename", |mut c: C<'_>, fd: u32, _p: u32, _l: u32, _nfd: u32, _np: u32, _nl: u32| {
-        call(&mut c, |_, s| read_only_dir(s, fd))
-    })?;
-    linker.func_wrap(m, "path_symlink", |mut c: C<'_>, _p: u32, _l: u32, fd: u32, _np: u32, _nl: u32| {
-        call(&mut c, |_, s| read_only_dir(s, fd))
-    })?;
-    Ok(())
+/// `path_open`: read-only opens below a directory fd.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn path_open(
+    g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    dirfd: u32,
+    dirflags: u32,
+    path: u32,
+    path_len: u32,
+    oflags: u32,
+    rights: u64,
+    _inheriting: u64,
+    fdflags: u32,
+    out: u32,
+) -> Result<(), WasiError> {
+    open(g, s, dirfd, dirflags, path, path_len, oflags, rights, fdflags, out)
+}
+
+/// `path_filestat_get`.
+pub(crate) fn path_filestat_get(
+    g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    dirfd: u32,
+    flags: u32,
+    path: u32,
+    len: u32,
+    out: u32,
+) -> Result<(), WasiError> {
+    g.range(out, 64)?;
+    let path = path_arg(g, s, path, len)?;
+    let node = open_path(s, dirfd, &path, flags & 1 != 0)?;
+    let stat = super::fd::stat_node(s, node);
+    s.wasi.fs()?.close(node);
+    write_filestat(g, out, &stat?)
+}
+
+/// `path_readlink`: symlinks are resolved by the host and never shown to the guest as such.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn path_readlink(
+    g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    dirfd: u32,
+    path: u32,
+    len: u32,
+    _buf: u32,
+    _cap: u32,
+    _used: u32,
+) -> Result<(), WasiError> {
+    let path = path_arg(g, s, path, len)?;
+    let node = open_path(s, dirfd, &path, false)?;
+    s.wasi.fs()?.close(node);
+    Err(Errno::Inval.into())
+}
+
+/// `path_symlink`: read-only.
+pub(crate) fn path_symlink(
+    _g: &mut Guest<'_>,
+    s: &mut Shim<'_>,
+    _p: u32,
+    _l: u32,
+    fd: u32,
+    _new_p: u32,
+    _new_l: u32,
+) -> Result<(), WasiError> {
+    read_only_dir(s, fd)
+}
+
+fd_only! {
+    /// `path_create_directory`: read-only.
+    path_create_directory(u32, u32) => read_only_dir;
+    /// `path_remove_directory`: read-only.
+    path_remove_directory(u32, u32) => read_only_dir;
+    /// `path_unlink_file`: read-only.
+    path_unlink_file(u32, u32) => read_only_dir;
+    /// `path_filestat_set_times`: read-only.
+    path_filestat_set_times(u32, u32, u32, u64, u64, u32) => read_only_dir;
+    /// `path_link`: read-only.
+    path_link(u32, u32, u32, u32, u32, u32) => read_only_dir;
+    /// `path_rename`: read-only.
+    path_rename(u32, u32, u32, u32, u32) => read_only_dir;
 }

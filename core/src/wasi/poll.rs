@@ -6,14 +6,12 @@
 //! on stdin is real time, so under a virtual clock it does not advance the clock.
 //! Subscriptions and events are charged at the bulk-memory rate.
 
-use super::call::{call, C};
+use super::call::Shim;
 use super::errno::{Errno, WasiError};
 use super::state::Fd;
 use crate::env::{Clock, Slept};
 use crate::guest::Guest;
-use crate::state::HostState;
 use alloc::vec::Vec;
-use wasmi::Linker;
 
 const SUBSCRIPTION_BYTES: u32 = 48;
 const EVENT_BYTES: u32 = 32;
@@ -38,9 +36,10 @@ fn event(userdata: u64, errno: Errno, tag: u8) -> [u8; 32] {
     event
 }
 
-fn poll_oneoff(
+/// `poll_oneoff`.
+pub(crate) fn poll_oneoff(
     guest: &mut Guest<'_>,
-    state: &mut HostState,
+    state: &mut Shim<'_>,
     subs: u32,
     events: u32,
     n: u32,
@@ -53,7 +52,7 @@ fn poll_oneoff(
     guest.range(subs, subs_len)?;
     guest.range(events, n.checked_mul(EVENT_BYTES).ok_or(Errno::Fault)?)?;
     guest.range(nevents, 4)?;
-    state.charge_bytes(u64::from(n) * u64::from(SUBSCRIPTION_BYTES + EVENT_BYTES))?;
+    state.run.charge_bytes(u64::from(n) * u64::from(SUBSCRIPTION_BYTES + EVENT_BYTES))?;
     let mut ready: Vec<[u8; 32]> = Vec::new();
     let mut earliest: Option<(u64, Vec<u64>)> = None;
     // Read subscriptions on stdin that were not ready at once, by userdata.
@@ -70,7 +69,7 @@ fn poll_oneoff(
                 };
                 let timeout = u64_at(sub, 24);
                 let absolute = u16::from_le_bytes([sub[40], sub[41]]) & 1 != 0;
-                let wait = if absolute { timeout.saturating_sub(state.input_clock(clock)) } else { timeout };
+                let wait = if absolute { timeout.saturating_sub(state.run.input_clock(clock)) } else { timeout };
                 match &mut earliest {
                     Some((best, who)) if wait == *best => who.push(userdata),
                     Some((best, _)) if wait > *best => {}
@@ -98,9 +97,9 @@ fn poll_oneoff(
         ready = wait_for_stdin(state, stdin_waiting, earliest)?;
     } else if ready.is_empty() {
         if let Some((wait, who)) = earliest {
-            let remaining = state.deadline_remaining(state.fuel_used())?;
-            if state.input_sleep(wait, remaining) == Slept::CutAtDeadline {
-                return Err(state.deadline_failure().into());
+            let remaining = state.run.deadline_remaining(state.run.fuel_used())?;
+            if state.run.input_sleep(wait, remaining) == Slept::CutAtDeadline {
+                return Err(state.run.deadline_failure().into());
             }
             ready.extend(who.into_iter().map(|userdata| event(userdata, Errno::Success, 0)));
         }
@@ -115,11 +114,11 @@ fn poll_oneoff(
 /// Waits for stdin to become readable, at most until the earliest clock subscription fires
 /// (`earliest`: its wait and userdatas) and never past the run's deadline; returns the events.
 fn wait_for_stdin(
-    state: &mut HostState,
+    state: &mut Shim<'_>,
     readers: Vec<u64>,
     earliest: Option<(u64, Vec<u64>)>,
 ) -> Result<Vec<[u8; 32]>, WasiError> {
-    let remaining = state.deadline_remaining(state.fuel_used())?;
+    let remaining = state.run.deadline_remaining(state.run.fuel_used())?;
     let clock_wait = earliest.as_ref().map(|(wait, _)| *wait);
     let wait = match (clock_wait, remaining) {
         (Some(clock), Some(left)) => clock.min(left),
@@ -133,13 +132,6 @@ fn wait_for_stdin(
         Some((clock, who)) if remaining.is_none_or(|left| clock <= left) => {
             Ok(who.into_iter().map(|userdata| event(userdata, Errno::Success, 0)).collect())
         }
-        _ => Err(state.deadline_failure().into()),
+        _ => Err(state.run.deadline_failure().into()),
     }
-}
-
-pub(super) fn link(linker: &mut Linker<HostState>) -> Result<(), wasmi::Error> {
-    linker.func_wrap(super::MODULE, "poll_oneoff", |mut c: C<'_>, subs: u32, events: u32, n: u32, nevents: u32| {
-        call(&mut c, |g, s| poll_oneoff(g, s, subs, events, n, nevents))
-    })?;
-    Ok(())
 }

@@ -5,8 +5,8 @@
 //! digest, outcomes and fuel recorded here.
 
 use crate::{all_grants, small_policy, smith_module, EchoHost, SmithKind};
-use contour_core::trace::TraceError;
-use contour_core::{Failure, Plugin, Sandbox, VirtualEnvironment};
+use contour_core::errors::TraceError;
+use contour_core::{Failure, Plugin, Record, Sandbox, VirtualEnvironment};
 use std::sync::Arc;
 
 /// Bytes of pseudo-random input wasm-smith reads per module (what `smith_yield` uses).

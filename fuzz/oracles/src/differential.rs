@@ -11,8 +11,8 @@
 //! comparison leaves out.
 
 use crate::{small_policy, smith_module, SmithKind};
-use contour_core::abi;
-use contour_core::outcome::Outcome;
+
+use contour_core::Outcome;
 use contour_core::{BlockedReason, Plugin, Policy, Sandbox, VirtualEnvironment};
 use std::sync::Arc;
 use wasmi::{CompilationMode, Config, CustomFuelCosts, Engine, Linker, Module, Store, StoreLimitsBuilder, TrapCode};
@@ -39,7 +39,7 @@ pub fn bare(wasm: &[u8], policy: &Policy, request: &[u8]) -> Option<End> {
     config
         .consume_fuel(true)
         .fuel_cost(CustomFuelCosts {
-            bytes_copied_per_fuel: contour_core::meter::BYTES_PER_FUEL as u32,
+            bytes_copied_per_fuel: contour_core::BYTES_PER_FUEL as u32,
             fuel_per_bytes_translated: 0,
             fuel_per_bytes_validated: 0,
         })
@@ -77,7 +77,7 @@ pub fn bare(wasm: &[u8], policy: &Policy, request: &[u8]) -> Option<End> {
         Ok(req) => req as u32,
         Err(e) => return Some(trap(e)),
     };
-    let region = match abi::check_request_region(req, len, memory.data(&store).len()) {
+    let region = match contour_core::check_request_region(req, len, memory.data(&store).len()) {
         Ok(region) => region,
         Err(f) => return Some(End::Failed(Some(f.reason))),
     };
@@ -86,7 +86,7 @@ pub fn bare(wasm: &[u8], policy: &Policy, request: &[u8]) -> Option<End> {
         Ok(resp) => resp as u32,
         Err(e) => return Some(trap(e)),
     };
-    let range = match abi::response_range(memory.data(&store), resp, policy.max_response_bytes) {
+    let range = match contour_core::response_range(memory.data(&store), resp, policy.max_response_bytes) {
         Ok(range) => range,
         Err(f) => return Some(End::Failed(Some(f.reason))),
     };

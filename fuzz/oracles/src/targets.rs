@@ -4,9 +4,9 @@
 
 use crate::{adversarial_plugin, all_grants, assert_tree_json, check_report, run_module, small_policy};
 use crate::{smith_module, SmithKind};
-use contour_core::host::{read_request, Method};
-use contour_core::outcome::Outcome;
-use contour_core::trace::{replay, Trace};
+use contour_core::Outcome;
+use contour_core::{read_host_request as read_request, Method};
+use contour_core::{replay, Trace};
 use contour_core::{Permission, Permissions, Plugin, Policy, Sandbox, VirtualEnvironment};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -73,7 +73,7 @@ pub fn adversarial_plugin_target(data: &[u8]) {
 /// byte for byte, and the run satisfies the common oracles.
 pub fn request_params(data: &[u8]) {
     let Ok(params) = tdm_sdk::params::parse(data, "fuzz") else { return };
-    let request = contour_core::abi::request_raw(1, "fuzz", params.raw());
+    let request = contour_core::intent_request_raw(1, "fuzz", params.raw());
     let expected = format!(r#"{{"id":1,"jsonrpc":"2.0","method":"fuzz","params":{}}}"#, params.text());
     assert_eq!(request, expected.as_bytes(), "the params changed on the way");
     let whole = serde_json::from_slice::<Box<serde_json::value::RawValue>>(&request);
@@ -89,7 +89,7 @@ pub fn request_params(data: &[u8]) {
 pub fn response_bytes(data: &[u8]) {
     if let [a, b, c, d, memory @ ..] = data {
         let ptr = u32::from_le_bytes([*a, *b, *c, *d]) % 64;
-        if let Ok(range) = contour_core::abi::response_range(memory, ptr, 4096) {
+        if let Ok(range) = contour_core::response_range(memory, ptr, 4096) {
             assert!(range.end <= memory.len() && range.start == ptr as usize + 4);
         }
     }
@@ -122,14 +122,14 @@ pub fn permissions(data: &[u8]) {
     if let Ok(permission) = Permission::parse(text) {
         let printed = permission.to_string();
         assert_eq!(Permission::parse(&printed).as_ref(), Ok(&permission), "{printed:?} does not parse back");
-        if let Ok(url_host) = contour_core::host::url_host(&format!("https://{text}/")) {
+        if let Ok(url_host) = contour_core::url_host(&format!("https://{text}/")) {
             let _ = permission.allows_host(&url_host);
         }
     }
     if let Ok(grants) = Permissions::parse_all(text.split('\n')) {
         assert!(tdm_sdk::package::covered(&grants, &grants));
     }
-    let _ = contour_core::host::url_host(text);
+    let _ = contour_core::url_host(text);
     let _ = tdm_sdk::limits::parse_fuel(text);
     let _ = tdm_sdk::limits::parse_timeout(text);
     let _ = tdm_sdk::limits::parse_memory(text);

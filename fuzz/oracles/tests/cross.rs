@@ -1,7 +1,7 @@
 //! The cross-architecture differential's cases: a recording holds the inputs the module read and
 //! replays here to its own digest, and the generated cases are the same for the same seed.
 
-use contour_core::trace::{recorded_digest, replay_bytes, Trace};
+use contour_core::{recorded_digest, replay_bytes, Trace};
 use contour_fuzz_oracles::cross::{case, record};
 
 /// Reads the clock and 8 random bytes, makes a host call, and answers a fixed outcome.

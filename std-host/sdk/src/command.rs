@@ -2,7 +2,7 @@
 //! command (sized so real programs run to the deadline), the `--stats` line, and how
 //! `tdm inspect` tells a command from a plugin.
 
-use contour_core::check::Inspection;
+use contour_core::Inspection;
 use contour_core::{CommandReport, Failure, Plugin, Policy, Profile};
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! strictly and bounded: a malformed one is reported, never trusted in part.
 
 use crate::package::{IntentInfo, MAX_DECLARED_INTENTS, MAX_INTENT_DESCRIPTION_BYTES};
-use contour_core::check::{IntentsSection, INTENTS_SECTION, MAX_INTENTS_SECTION_BYTES};
+use contour_core::{IntentsSection, INTENTS_SECTION, MAX_INTENTS_SECTION_BYTES};
 use serde_json::Value;
 use std::fmt;
 

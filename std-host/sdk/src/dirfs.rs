@@ -5,7 +5,7 @@
 //! Stat and directory entries carry the real device and inode numbers (on Unix).
 
 use crate::files;
-use contour_core::fs::{DirEntry, FsError, NodeId, NodeKind, NodeStat, ReadOnlyFs};
+use contour_core::{errors::FsError, DirEntry, NodeId, NodeKind, NodeStat, ReadOnlyFs};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Seek, SeekFrom};
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! deadline check (between fuel slices and in every host function) with `deadline_exceeded`,
 //! which the front end reports as cancelled.
 
-use contour_core::env::{Clock, Environment, Slept, VirtualEnvironment};
+use contour_core::{Clock, Environment, Slept, VirtualEnvironment};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

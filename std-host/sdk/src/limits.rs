@@ -3,8 +3,8 @@
 //! they change a policy, and the rule for installed plugins: a flag may lower what the
 //! approval allows, never raise it.
 
-use contour_core::policy::WASM_PAGE_BYTES;
 use contour_core::Policy;
+use contour_core::WASM_PAGE_BYTES;
 use std::fmt;
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! [`crate::files`] (never blocking, size-checked before a byte is read).
 
 use crate::files::{self, FileError};
-use contour_core::policy::DEFAULT_MAX_MODULE_BYTES;
+use contour_core::DEFAULT_MAX_MODULE_BYTES;
 use std::fmt;
 use std::path::{Path, PathBuf};
 

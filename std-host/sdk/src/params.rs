@@ -195,7 +195,7 @@ mod tests {
             let nearest = text.parse::<f64>().ok();
             let params = parse(text.as_bytes(), "test").unwrap().value().unwrap();
             assert_eq!(params.as_f64(), nearest, "{text}");
-            let request: Value = serde_json::from_slice(&contour_core::abi::request(1, "m", &params)).unwrap();
+            let request: Value = serde_json::from_slice(&contour_core::intent_request(1, "m", &params)).unwrap();
             assert_eq!(request["params"].as_f64(), nearest, "{text}");
         }
     }
@@ -215,7 +215,7 @@ mod tests {
         let text = "{\"z\":123456789012345678901234567890,\"a\":1.0000000000000000001,\"s\":\"\\u00e9\"}";
         let params = read(&ParamsSource::Inline(text.into()), 1000, std::io::empty()).unwrap();
         assert_eq!(params.text(), text);
-        let request = contour_core::abi::request_raw(1, "m", params.raw());
+        let request = contour_core::intent_request_raw(1, "m", params.raw());
         assert!(String::from_utf8(request).unwrap().contains(text));
         // Whitespace around the value is not part of it; inside, it stays.
         let spaced = read(&ParamsSource::Stdin, 1000, &b" \n[1, 2]\n"[..]).unwrap();

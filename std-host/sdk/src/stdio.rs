@@ -4,7 +4,7 @@
 //! fds 0, 1 and 2 are (terminal, pipe, file or device), so the guest is told the truth.
 
 use crate::environment::{Cancel, CANCEL_POLL};
-use contour_core::wasi::{Input, InputSource, StdioKind};
+use contour_core::{InputRead as Input, InputSource, StdioKind};
 use std::io::Read;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};

@@ -8,10 +8,10 @@ use crate::files::{self, FileError};
 use crate::module_file::{read_module_within, ModuleFileError};
 use crate::operator;
 use crate::workspace::Workspace;
-use contour_core::trace::{
-    self, hex, Divergence, DivergenceKind, Input, ReplayReport, Trace, TraceError, MAX_TRACE_BYTES,
+use contour_core::{errors::PolicyError, Plugin, Policy};
+use contour_core::{
+    errors::TraceError, hex, Divergence, DivergenceKind, ReplayReport, Trace, TraceInput as Input, MAX_TRACE_BYTES,
 };
-use contour_core::{Plugin, Policy, PolicyError};
 use serde_json::{json, Value};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -92,7 +92,7 @@ pub fn write_trace(path: &Path, trace: &Trace, outputs: &Outputs) -> Result<(), 
 
 /// What a recording may overwrite: a trace (its magic bytes), nothing else.
 fn only_a_trace(start: &[u8]) -> Result<(), String> {
-    if start.starts_with(&contour_core::trace::MAGIC) {
+    if start.starts_with(&contour_core::TRACE_MAGIC) {
         Ok(())
     } else {
         Err(NOT_A_TRACE.to_string())
@@ -139,7 +139,7 @@ fn starts_with_magic(path: &Path) -> bool {
         return false;
     };
     let mut start = [0u8; 8];
-    file.take(start.len() as u64).read_exact(&mut start).is_ok() && start == contour_core::trace::MAGIC
+    file.take(start.len() as u64).read_exact(&mut start).is_ok() && start == contour_core::TRACE_MAGIC
 }
 
 /// Reads and decodes the trace at `path`, at most [`MAX_TRACE_BYTES`].
@@ -230,7 +230,7 @@ pub fn module_for(
     let named = &trace.header.module;
     // Each candidate with its sha256, hashed once.
     let hashed = |bytes: Vec<u8>, shown: String| {
-        let found = trace::sha256(&bytes);
+        let found = contour_core::sha256(&bytes);
         (bytes, shown, found)
     };
     let (bytes, shown, found) = match (given, named.strip_prefix(INSTALLED_PREFIX)) {
@@ -313,7 +313,7 @@ pub fn replay(
 ) -> Result<ReplayReport, TraceFileError> {
     let plugin = Plugin::load(&module.bytes, policy)
         .map_err(|f| TraceFileError::Module(format!("{} does not load under the trace's policy: {f}", module.shown)))?;
-    trace::replay_stoppable(trace, Arc::new(plugin), stop)
+    contour_core::replay_stoppable(trace, Arc::new(plugin), stop)
         .map_err(|e| TraceFileError::Trace(trace_path.to_path_buf(), e))
 }
 
@@ -409,7 +409,7 @@ pub fn show(trace: &Trace) -> Vec<String> {
             policy.max_response_bytes
         ),
         format!("grants: {}", if header.grants.is_empty() { "none".into() } else { header.grants.join(", ") }),
-        format!("intents: {}, digest {}", trace.intents.len(), hex(&trace::recorded_digest(trace))),
+        format!("intents: {}, digest {}", trace.intents.len(), hex(&contour_core::recorded_digest(trace))),
     ];
     for (index, intent) in trace.intents.iter().enumerate() {
         let status = intent.reason.as_deref().unwrap_or("completed");

@@ -2,6 +2,7 @@
 //! bounds, `context.read`, the audit log, `tool.invoke` (cycles, depth, nested fuel) and abuse
 //! of the two host imports.
 
+use contour_core::BlockedReason;
 use contour_core::{Permissions, Plugin, Policy, Sandbox, VirtualEnvironment};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -393,7 +394,7 @@ fn a_nested_call_cannot_outspend_the_callers_budget() {
     let budget = (alone + nested) / 2;
     let mut sandbox = host(budget).build();
     let report = sandbox.execute("forward", &call);
-    assert_eq!(report.outcome.blocked_reason(), Some("fuel_exhausted"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::FuelExhausted), "{}", report.outcome.json);
     assert!(report.fuel_used <= budget, "{} > {budget}", report.fuel_used);
 }
 
@@ -414,8 +415,8 @@ fn too_many_host_calls_end_the_intent() {
     let policy = Policy { max_host_calls: 5, ..Policy::default() };
     let mut sandbox = Host { policy, ..Host::new(fixture("intent_flood.wat")) }.build();
     let report = sandbox.execute("flood", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("host_call_limit_exceeded"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::HostCallLimitExceeded), "{}", report.outcome.json);
     // The host goes on: the next intent runs in a fresh instance and hits the same limit.
     let report = sandbox.execute("flood", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("host_call_limit_exceeded"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::HostCallLimitExceeded), "{}", report.outcome.json);
 }

@@ -3,6 +3,7 @@
 //! fan-out of tool calls that each log and call again is bounded by the caller's limits; a
 //! tool's output arrives intact at any depth the response limit allows.
 
+use contour_core::BlockedReason;
 use contour_core::{Permissions, Plugin, Policy, Sandbox, VirtualEnvironment};
 use serde_json::json;
 use std::collections::HashMap;
@@ -105,7 +106,7 @@ fn a_fan_out_of_tool_calls_is_bounded_by_the_callers_budgets() {
     let max_calls = policy.max_host_calls as usize;
     let mut caller = caller(dir.path(), &module, registry, policy);
     let report = caller.sandbox.execute("fan", &json!({}));
-    assert_eq!(report.outcome.blocked_reason(), Some("host_call_limit_exceeded"), "{}", report.outcome.json);
+    assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::HostCallLimitExceeded), "{}", report.outcome.json);
     assert!(report.host_calls as usize <= max_calls + 1, "host calls {}", report.host_calls);
     let lines = caller.log_lines.lock().unwrap().len();
     assert_eq!(lines, 100, "every nested log spent the caller's 100 messages");

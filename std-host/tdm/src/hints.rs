@@ -5,10 +5,10 @@
 //! (`Outcome::from_failure_told`): the outcome keeps its shape and every other member; a
 //! plugin's own failed outcome is never touched.
 
-use contour_core::policy::{
+use contour_core::{BlockedReason, Failure, Outcome, Told};
+use contour_core::{
     DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_REQUEST_DEPTH,
 };
-use contour_core::{BlockedReason, Failure, Outcome, Told};
 use std::borrow::Cow;
 use tdm_sdk::module_kind::OtherKind;
 use tdm_sdk::session::{RunReport, Session, SessionError};

@@ -1,5 +1,5 @@
 //! Whether everything `tdm` printed on stdout got there. Every printer of stdout (the
-//! [`crate::terminal`] writers, tables, completion scripts) reports its write here instead of
+//! terminal writers, tables, completion scripts) reports its write here instead of
 //! dropping the error; when the command ends, stdout is flushed and a failed write (a closed
 //! stdout, a reader that went away (`EPIPE`), a full disk) turns the exit code into 2 with one
 //! line on stderr: an outcome or a JSON document that never arrived is not a success.
@@ -52,17 +52,15 @@ pub fn failure() -> Option<&'static str> {
     FAILED.get().map(String::as_str)
 }
 
-/// The exit code of a command that would exit `code`, once stdout is flushed: 2 with one line
-/// on stderr when something meant for stdout was not delivered (a code above 2, such as
-/// `tdm exec`'s, is kept: it already says the run did not complete).
-pub fn finish(code: u8) -> u8 {
+/// Flushes stdout and says why something meant for it was not delivered, if anything was not.
+pub fn flushed_failure() -> Option<&'static str> {
     note(io::stdout().lock().flush());
-    let Some(why) = failure() else {
-        return code;
-    };
-    crate::terminal::err_line(&format!(
-        "tdm: error: the output could not be written to stdout ({why}); what was printed there is incomplete"
-    ));
+    failure()
+}
+
+/// The exit code of a command that would exit `code` after a failed stdout write: 2 (a code
+/// above 2, such as `tdm exec`'s, is kept: it already says the run did not complete).
+pub fn failed_exit_code(code: u8) -> u8 {
     if code > EXIT_USAGE {
         code
     } else {

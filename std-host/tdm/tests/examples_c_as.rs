@@ -260,7 +260,7 @@ fn the_assemblyscript_sdk_decodes_escaped_and_invalid_input_after_plain_runs_as_
 
 /// A `greet` request of exactly `size` bytes (the name padded with `x`), as the host writes it.
 fn greet_request(size: usize) -> Vec<u8> {
-    let build = |pad: usize| contour_core::abi::request(1, "greet", &json!({ "name": "x".repeat(pad) }));
+    let build = |pad: usize| contour_core::intent_request(1, "greet", &json!({ "name": "x".repeat(pad) }));
     let request = build(size.saturating_sub(build(0).len()));
     assert_eq!(request.len(), size);
     request

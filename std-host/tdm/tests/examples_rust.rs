@@ -266,7 +266,7 @@ fn the_free_after_use_check_catches_a_leak() {
 
 /// A `greet` request of exactly `size` bytes (the name padded with `x`), as the host writes it.
 fn greet_request(size: usize) -> Vec<u8> {
-    let build = |pad: usize| contour_core::abi::request(1, "greet", &json!({ "name": "x".repeat(pad) }));
+    let build = |pad: usize| contour_core::intent_request(1, "greet", &json!({ "name": "x".repeat(pad) }));
     let request = build(size.saturating_sub(build(0).len()));
     assert_eq!(request.len(), size);
     request

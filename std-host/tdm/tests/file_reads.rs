@@ -3,7 +3,7 @@
 //! read (1 GiB sparse files), `.wat` errors name the file and are truncated, the audit log is
 //! streamed with a per-line bound, and `exec --dir` reports real inode numbers.
 
-use contour_core::fs::{FsError, NodeKind, ReadOnlyFs};
+use contour_core::{errors::FsError, NodeKind, ReadOnlyFs};
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};

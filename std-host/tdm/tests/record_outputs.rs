@@ -30,7 +30,7 @@ fn tdm_to_file(dir: &Path, args: &[&str], stdout: &Path, stdin: &[u8]) -> Output
 }
 
 fn is_trace(path: &Path) -> bool {
-    std::fs::read(path).is_ok_and(|bytes| bytes.starts_with(&contour_core::trace::MAGIC))
+    std::fs::read(path).is_ok_and(|bytes| bytes.starts_with(&contour_core::TRACE_MAGIC))
 }
 
 #[test]

@@ -250,7 +250,7 @@ fn a_forged_trace_naming_an_endless_budget_is_stopped_by_the_replay_limit() {
     assert_eq!(recorded.status.code(), Some(1), "{}", text(&recorded));
     assert!(text(&recorded).contains("fuel_exhausted"), "{}", text(&recorded));
     // The trace as a forger would write it: a budget no replay could spend, a deadline of days.
-    let mut forged = contour_core::trace::Trace::decode(&std::fs::read(&trace).unwrap()).unwrap();
+    let mut forged = contour_core::Trace::decode(&std::fs::read(&trace).unwrap()).unwrap();
     forged.header.policy.fuel_per_intent = u64::MAX;
     forged.header.policy.timeout_ms = 86_400_000;
     std::fs::write(&trace, forged.encode().unwrap()).unwrap();
@@ -290,7 +290,7 @@ const TABLE_GROW: &str = r#"(module
     i32.const 0))"#;
 
 /// A change made to a trace's policy record.
-type Forge = fn(&mut contour_core::trace::PolicyRecord);
+type Forge = fn(&mut contour_core::PolicyRecord);
 
 #[test]
 fn a_forged_trace_naming_limits_above_the_hosts_is_refused_before_anything_runs() {
@@ -315,7 +315,7 @@ fn a_forged_trace_naming_limits_above_the_hosts_is_refused_before_anything_runs(
         ("fuel_slice", |p| p.fuel_slice = u64::MAX),
     ];
     for (field, forge) in forgeries {
-        let mut forged = contour_core::trace::Trace::decode(&honest).unwrap();
+        let mut forged = contour_core::Trace::decode(&honest).unwrap();
         forge(&mut forged.header.policy);
         std::fs::write(&trace, forged.encode().unwrap()).unwrap();
         let out = tdm_in(&ws, &["replay", &trace_arg], None);
@@ -324,7 +324,7 @@ fn a_forged_trace_naming_limits_above_the_hosts_is_refused_before_anything_runs(
         assert!(text(&out).contains("above the"), "{field}: {}", text(&out));
     }
     // Memory above the replay's ceiling is refused with the flag that allows it.
-    let mut forged = contour_core::trace::Trace::decode(&honest).unwrap();
+    let mut forged = contour_core::Trace::decode(&honest).unwrap();
     forged.header.policy.max_memory_bytes = 1 << 30;
     std::fs::write(&trace, forged.encode().unwrap()).unwrap();
     let out = tdm_in(&ws, &["replay", &trace_arg], None);
@@ -437,7 +437,7 @@ fn a_trace_recorded_in_another_folder_finds_its_module_from_the_trace() {
     let out = tdm_at(&sub, &ws, &["run", "e.wat", "greet", "--record", "../rel.trace", "-q"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let trace = dir.path().join("rel.trace");
-    let recorded = contour_core::trace::Trace::decode(&std::fs::read(&trace).unwrap()).unwrap();
+    let recorded = contour_core::Trace::decode(&std::fs::read(&trace).unwrap()).unwrap();
     assert_eq!(recorded.header.module, "sub/e.wat", "the path from the trace's folder");
     // From the trace's folder, from the recording folder and from a third one.
     let other = dir.path().join("other");

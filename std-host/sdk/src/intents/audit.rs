@@ -79,7 +79,7 @@ impl AuditLog {
             "granted": record.granted,
             "bytes": record.bytes,
             "fuel": record.fuel_used,
-            "reason": record.reason,
+            "reason": record.reason.map(contour_core::BlockedReason::as_str),
         })
     }
 

@@ -20,8 +20,8 @@
 use super::redaction::Redaction;
 use super::vault::{self, Vault};
 use crate::environment::{Cancel, CANCEL_POLL};
-use contour_core::host::url_host;
-use contour_core::permission::Host;
+use contour_core::url_host;
+use contour_core::Host;
 use contour_core::{BlockedReason, CallContext, Failure, HostAnswer, HostCall, Permissions, Spent};
 use serde_json::{json, Map, Value};
 use std::fmt;

@@ -15,7 +15,7 @@
 
 use super::{audit, context, log, net, vault, PluginIdentity, StdIntents};
 use crate::environment::EnvironmentChoice;
-use contour_core::outcome::Blocked;
+use contour_core::Blocked;
 use contour_core::{BlockedReason, CallContext, HostAnswer, IntentReport, Permissions, Plugin, Policy, Sandbox, Spent};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -230,7 +230,7 @@ fn tool_answer(report: IntentReport, tool: &str, intent: &str) -> HostAnswer {
             },
         };
     }
-    let reason = outcome.blocked_reason().unwrap_or("unknown");
+    let reason = outcome.blocked_reason_text().unwrap_or("unknown");
     let message = match &outcome.blocked {
         Some(Blocked::Host(failure)) => failure.message(),
         _ => serde_json::from_str::<Value>(&outcome.json)

@@ -3,8 +3,8 @@
 //! past its deadline.
 
 use crate::environment::{Cancel, EnvironmentChoice, CANCEL_POLL};
-use contour_core::wasi::{OutputSink, Written};
 use contour_core::{Environment, Policy};
+use contour_core::{OutputSink, Written};
 use std::io::{self, Write};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};

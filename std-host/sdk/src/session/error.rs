@@ -7,7 +7,7 @@ use crate::limits::AboveApproval;
 use crate::module_file::{ModuleFileError, WatError};
 use crate::module_kind::OtherKind;
 use crate::workspace::WorkspaceError;
-use contour_core::trace::TraceError;
+use contour_core::errors::TraceError;
 use contour_core::{BlockedReason, Failure};
 use std::fmt;
 

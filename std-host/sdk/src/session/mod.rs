@@ -29,9 +29,9 @@ use crate::workspace::{
     workspace_dir, InstalledPlugin, Workspace, AUDIT_FILE, CONTEXT_FILE, HISTORY_FILE, LOCK_FILE, STATE_FILE,
     VAULT_FILE,
 };
-use contour_core::trace::{Trace, TraceError};
+use contour_core::errors::TraceError;
 use contour_core::{
-    BlockedReason, Compilation, Environment, Failure, Permission, Permissions, Plugin, Policy, Sandbox,
+    BlockedReason, Compilation, Environment, Failure, Permission, Permissions, Plugin, Policy, Record, Sandbox, Trace,
 };
 use std::io;
 use std::path::{Path, PathBuf};
@@ -517,7 +517,7 @@ impl Session {
         let discarded = !sandbox.is_live();
         self.sandbox = Some(sandbox);
         let cancelled = self.cancel().is_some_and(Cancel::clear)
-            && report.outcome.blocked_reason() == Some(BlockedReason::DeadlineExceeded.as_str());
+            && report.outcome.blocked_reason() == Some(BlockedReason::DeadlineExceeded);
         let launch_fuel = report.launch_fuel;
         let notices = take_notices(&self.notices);
         Ok(RunReport { discarded, report, elapsed, cancelled, launch_fuel, undeclared: false, notices })

@@ -141,7 +141,7 @@ impl RunReport {
         LastCall {
             method: method.to_string(),
             status: if outcome.is_completed() { "completed" } else { "failed" }.to_string(),
-            blocked_reason: outcome.blocked_reason().map(str::to_string),
+            blocked_reason: outcome.blocked_reason_text().map(str::to_string),
             fuel_used: self.report.fuel_used,
             peak_memory_bytes: self.report.peak_memory_bytes,
             duration_us: u64::try_from(self.elapsed.as_micros()).unwrap_or(u64::MAX),

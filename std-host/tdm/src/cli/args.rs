@@ -4,7 +4,7 @@
 
 use super::report::CliError;
 use clap::Args;
-use contour_core::policy::DEFAULT_MAX_REQUEST_BYTES;
+use contour_core::DEFAULT_MAX_REQUEST_BYTES;
 use std::path::PathBuf;
 use std::time::Duration;
 use tdm_sdk::intents::log::LogLevel;

@@ -239,7 +239,7 @@ fn load(args: &ExecArgs, policy: Policy) -> Result<Result<Plugin, u8>, CliError>
 /// preopens read-only, tdm's own stdio (output written within the deadline).
 fn wasi_config(args: &ExecArgs, cancel: &Option<Cancel>) -> Result<WasiConfig, CliError> {
     let dirs = preopens(&args.dirs)?;
-    let fs: Option<Box<dyn contour_core::fs::ReadOnlyFs>> = if dirs.is_empty() {
+    let fs: Option<Box<dyn contour_core::ReadOnlyFs>> = if dirs.is_empty() {
         None
     } else {
         Some(Box::new(DirFs::open(&dirs).map_err(|e| CliError::usage(e.to_string()))?))

@@ -9,8 +9,8 @@ use crate::exit::{EXIT_COMPLETED, EXIT_FAILED};
 use crate::table::Table;
 use crate::terminal::{self, errln, outln};
 use clap::Args;
-use contour_core::check::{ImportVerdict, Inspection};
 use contour_core::{BlockedReason, Failure, Policy};
+use contour_core::{ImportVerdict, Inspection};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use tdm_sdk::command::{inspect_module, ModuleKind};
@@ -123,7 +123,7 @@ fn intents_json(declared: &Declared) -> Value {
 }
 
 fn host_imports(inspection: &Inspection) -> Vec<&str> {
-    inspection.imports.iter().filter(|i| i.module == contour_core::host::MODULE).map(|i| i.name.as_str()).collect()
+    inspection.imports.iter().filter(|i| i.module == contour_core::HOST_MODULE).map(|i| i.name.as_str()).collect()
 }
 
 fn inspection_json(path: &Path, inspection: &Inspection, declared: &Declared, command: bool) -> Value {

@@ -127,9 +127,21 @@ pub fn main() -> ExitCode {
     let parsed = command().try_get_matches().and_then(|matches| Cli::from_arg_matches(&matches));
     let cli = match parsed {
         Ok(cli) => cli,
-        Err(e) => return ExitCode::from(crate::stdout_delivery::finish(usage_error(&e))),
+        Err(e) => return ExitCode::from(delivered(usage_error(&e))),
     };
-    ExitCode::from(crate::stdout_delivery::finish(dispatch(&cli.command, &cli.global)))
+    ExitCode::from(delivered(dispatch(&cli.command, &cli.global)))
+}
+
+/// The exit code of a command that would exit `code`, once stdout is flushed: 2 with one line
+/// on stderr when something meant for stdout was not delivered ([`crate::stdout_delivery`]).
+fn delivered(code: u8) -> u8 {
+    let Some(why) = crate::stdout_delivery::flushed_failure() else {
+        return code;
+    };
+    crate::terminal::err_line(&format!(
+        "tdm: error: the output could not be written to stdout ({why}); what was printed there is incomplete"
+    ));
+    crate::stdout_delivery::failed_exit_code(code)
 }
 
 /// A flag clap refused (or `--help`/`--version`): printed as clap renders it (escaped, like

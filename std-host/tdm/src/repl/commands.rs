@@ -5,7 +5,7 @@ use super::line::{parse_line, Command, Line, COMMANDS, MAX_ENTRY_BYTES};
 use super::{memory, Flow, Repl};
 use crate::table::Table;
 use crate::terminal::textln;
-use contour_core::Policy;
+use contour_core::{Policy, PolicyValue};
 use serde_json::{json, Value};
 use std::io::{self, Write};
 use std::path::Path;
@@ -241,25 +241,11 @@ fn help(text: &mut Vec<u8>) -> io::Result<Result<Value, String>> {
 /// Every field of the policy, one per line.
 /// Every limit of `policy`, by its `Policy` field name.
 fn limit_fields(policy: &Policy) -> Vec<(&'static str, Value)> {
-    vec![
-        ("max_memory_bytes", json!(policy.max_memory_bytes)),
-        ("fuel_per_intent", json!(policy.fuel_per_intent)),
-        ("timeout_ms", json!(policy.timeout_ms)),
-        ("max_call_depth", json!(policy.max_call_depth)),
-        ("max_request_bytes", json!(policy.max_request_bytes)),
-        ("max_request_depth", json!(policy.max_request_depth)),
-        ("max_response_bytes", json!(policy.max_response_bytes)),
-        ("max_output_bytes", json!(policy.max_output_bytes)),
-        ("max_module_bytes", json!(policy.max_module_bytes)),
-        ("max_table_elements", json!(policy.max_table_elements)),
-        ("max_tables", json!(policy.max_tables)),
-        ("max_instances", json!(policy.max_instances)),
-        ("fuel_slice", json!(policy.fuel_slice)),
-        ("max_host_calls", json!(policy.max_host_calls)),
-        ("max_host_bytes", json!(policy.max_host_bytes)),
-        ("max_host_request_bytes", json!(policy.max_host_request_bytes)),
-        ("compilation", json!(format!("{:?}", policy.compilation))),
-    ]
+    let json = |value| match value {
+        PolicyValue::Number(n) => json!(n),
+        PolicyValue::Compilation(mode) => json!(format!("{mode:?}")),
+    };
+    Policy::FIELDS.iter().map(|field| (field.name, json((field.get)(policy)))).collect()
 }
 
 /// A JSON value as text, strings without their quotes.
