@@ -119,6 +119,9 @@ pub struct PolicyField {
     pub ceiling: bool,
     /// Whether [`Policy::validate`] refuses it at zero.
     pub nonzero: bool,
+    /// Whether a trace records it ([`PolicyRecord`]); a replay takes the default of one that is
+    /// not.
+    pub traced: bool,
 }
 
 /// A field type and the fixed-width type a trace records it as.
@@ -233,12 +236,14 @@ macro_rules! policy_fields {
                 get: |policy| Field::<$record>::value(policy.$name),
                 ceiling: has_flag!(ceiling; $($flag),*),
                 nonzero: has_flag!(nonzero; $($flag),*),
+                traced: true,
             },)* $(PolicyField {
                 name: stringify!($uname),
                 doc: concat!($($udoc),+),
                 get: |policy| Field::<$urecord>::value(policy.$uname),
                 ceiling: has_flag!(ceiling; $($uflag),*),
                 nonzero: has_flag!(nonzero; $($uflag),*),
+                traced: false,
             },)*];
         }
 
