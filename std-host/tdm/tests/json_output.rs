@@ -84,11 +84,11 @@ fn exec_errors_with_json_are_one_json_line_on_stderr_whoever_finds_them() {
     let dir = tempfile::tempdir().unwrap();
     let command = write(dir.path(), "cmd.wat", r#"(module (memory (export "memory") 1) (func (export "_start")))"#);
     let cases: Vec<Vec<&str>> = vec![
-        vec!["exec", &command, "--env", "NOEQ", "--json"],
-        vec!["exec", &command, "--bogus", "--json"],
+        vec!["exec", "--env", "=x", "--json", &command],
+        vec!["exec", "--bogus", "--json", &command],
         vec!["exec", "--json"],
-        vec!["-q", "exec", &command, "--fuel", "0", "--json"],
-        vec!["exec", &command, "--dir", "/nonexistent", "--json"],
+        vec!["-q", "exec", "--fuel", "0", "--json", &command],
+        vec!["exec", "--dir", "/nonexistent", "--json", &command],
         vec!["exec", "/nonexistent.wasm", "--json"],
     ];
     for args in cases {
@@ -128,7 +128,7 @@ fn stats_json_is_one_object_on_stderr_and_audit_json_is_lines() {
         r#"(module (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
         (memory (export "memory") 1) (func (export "_start") (call $exit (i32.const 3))))"#,
     );
-    let out = tdm(dir.path(), &["exec", &spin, "--stats", "--json"], b"");
+    let out = tdm(dir.path(), &["exec", "--stats", "--json", &spin], b"");
     assert_eq!(out.status.code(), Some(3));
     let stats: Value = serde_json::from_str(stderr(&out).trim()).expect("exec's stats are one JSON line on stderr");
     assert!(stats["stats"]["fuelUsed"].is_u64(), "{stats}");

@@ -222,10 +222,11 @@ fn parse_tool(text: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
-/// Parses `--env K=V`.
+/// Parses `--env K=V` or `--env NAME` (inherit NAME from tdm's environment).
 pub fn parse_env(text: &str) -> Result<String, String> {
-    match text.split_once('=') {
-        Some((key, _)) if !key.is_empty() && !key.contains('\0') => Ok(text.to_string()),
-        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    let key = text.split_once('=').map_or(text, |(key, _)| key);
+    if key.is_empty() || key.contains('\0') {
+        return Err(format!("`{text}` is not KEY=VALUE or a variable NAME"));
     }
+    Ok(text.to_string())
 }
