@@ -80,7 +80,8 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
             "This is an Extism plugin (it imports `extism:host/...`): Contour runs plugins written to the TDM IPC ABI (docs/ABI.md; SDKs for Rust, C and AssemblyScript in guest-sdk/).".into()
         }
         BlockedReason::FuelExhausted => match front {
-            Front::Run | Front::Exec => "Send a smaller input or raise the fuel budget (--fuel N).".into(),
+            Front::Run => "Send a smaller input or raise the fuel budget (--fuel N).".into(),
+            Front::Exec => "Send a smaller input or raise the fuel budget (--fuel N, before the module).".into(),
             Front::ReplFile => "Send a smaller input or raise the fuel budget (:fuel N).".into(),
             Front::Call | Front::ReplInstalled => {
                 "Send a smaller input: an installed plugin's fuel budget is its approved one (a limit flag can lower it, never raise it).".into()
@@ -92,7 +93,8 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
             Front::Exec => "Run tdm exec again to let the command finish.".into(),
         },
         BlockedReason::DeadlineExceeded => match front {
-            Front::Run | Front::Exec => "Send a smaller input or raise the deadline (--timeout SECS).".into(),
+            Front::Run => "Send a smaller input or raise the deadline (--timeout SECS).".into(),
+            Front::Exec => "Send a smaller input or raise the deadline (--timeout SECS, before the module).".into(),
             Front::ReplFile => "Send a smaller input, or start the REPL again with a longer --timeout SECS.".into(),
             Front::Call | Front::ReplInstalled => {
                 "Send a smaller input or retry: an installed plugin's deadline is its approved one.".into()

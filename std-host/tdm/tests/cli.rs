@@ -175,7 +175,7 @@ fn inspect_reports_imports_and_verdict() {
 fn exec_files(root: &Path, args: &[&str]) -> Output {
     let fixture = fixture("files.wat");
     let root = root.display().to_string();
-    let mut all = vec!["exec", fixture.as_str(), "--dir", root.as_str(), "--"];
+    let mut all = vec!["exec", "--dir", root.as_str(), fixture.as_str()];
     all.extend_from_slice(args);
     tdm(&all)
 }
@@ -233,7 +233,7 @@ fn exec_exit_codes_follow_the_module() {
     let trapped = tdm(&["exec", &write_temp(&dir, "trap.wat", trap.as_bytes())]);
     assert_eq!(trapped.status.code(), Some(126));
     assert!(String::from_utf8_lossy(&trapped.stderr).contains("plugin_trap"));
-    let spun = tdm(&["exec", &write_temp(&dir, "spin.wat", spin.as_bytes()), "--fuel", "100000"]);
+    let spun = tdm(&["exec", "--fuel", "100000", &write_temp(&dir, "spin.wat", spin.as_bytes())]);
     assert_eq!(spun.status.code(), Some(127));
     assert!(String::from_utf8_lossy(&spun.stderr).contains("fuel_exhausted"));
     let rejected = tdm(&["exec", &write_temp(&dir, "bad.wat", bad.as_bytes())]);

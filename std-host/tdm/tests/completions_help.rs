@@ -74,12 +74,41 @@ fn each_subcommand_describes_the_shared_limit_flags_as_it_applies_them() {
 }
 
 #[test]
+fn version_names_the_commit_wasmi_and_its_features() {
+    let dir = tempfile::tempdir().unwrap();
+    let version = String::from_utf8(tdm(dir.path(), &["--version"], b"").stdout).unwrap();
+    // The commit is the checkout's (short hash), or "unknown" where git cannot say.
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".to_string());
+    assert!(version.contains(&format!("(commit {commit}, ")), "{version}");
+    assert!(version.contains("wasmi 2."), "{version}");
+    assert!(version.contains("wasmi features: ") && version.contains("deterministic"), "{version}");
+}
+
+#[test]
+fn help_opens_with_what_tdm_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let help = String::from_utf8(tdm(dir.path(), &["--help"], b"").stdout).unwrap();
+    let first = help.lines().next().unwrap_or_default();
+    assert!(first.starts_with("tdm: run untrusted WebAssembly plugins in a sandbox"), "{help}");
+    assert!(!help.contains("std embedding"), "{help}");
+}
+
+#[test]
 fn every_version_flag_says_tdm() {
     let dir = tempfile::tempdir().unwrap();
     for args in [vec!["--version"], vec!["run", "--version"], vec!["hub", "list", "--version"]] {
         let out = tdm(dir.path(), &args, b"");
         assert_eq!(out.status.code(), Some(0), "{args:?}");
-        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("tdm {}\n", env!("CARGO_PKG_VERSION")), "{args:?}");
+        let version = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(version.starts_with(&format!("tdm {} (commit ", env!("CARGO_PKG_VERSION"))), "{args:?}: {version}");
+        assert_eq!(version.lines().count(), 1, "{version}");
     }
     assert!(stderr(&tdm(dir.path(), &["frobnicate"], b"")).contains("frobnicate"));
 }

@@ -65,7 +65,7 @@ fn stdin_reaches_a_command() {
 fn a_command_waiting_on_stdin_stops_at_its_deadline() {
     // stdin stays open and empty: the read waits, and the deadline ends it.
     let mut child = tdm()
-        .args(["exec", &fixture("exec/cat.wat"), "--timeout", "0.3"])
+        .args(["exec", "--timeout", "0.3", &fixture("exec/cat.wat")])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -136,7 +136,7 @@ fn stdio_reports_pipes_files_and_devices_as_what_they_are() {
 fn a_closed_stdout_pipe_stops_a_writer_with_epipe() {
     // `tdm exec yes.wat | head -1`: read one line, close the pipe.
     let mut child = tdm()
-        .args(["exec", &fixture("exec/yes.wat"), "--timeout", "30"])
+        .args(["exec", "--timeout", "30", &fixture("exec/yes.wat")])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -154,7 +154,7 @@ fn a_stdout_nobody_reads_does_not_hold_a_command_past_its_deadline() {
     // `tdm exec flood.wat --timeout 0.3 | sleep 3600`: the pipe fills and stays full, so a
     // write to it blocks; the deadline, not the reader, ends the run.
     let mut child = tdm()
-        .args(["exec", &fixture("exec/flood.wat"), "--timeout", "0.3"])
+        .args(["exec", "--timeout", "0.3", &fixture("exec/flood.wat")])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -171,7 +171,7 @@ fn a_stdout_nobody_reads_does_not_hold_a_command_past_its_deadline() {
 
 #[test]
 fn exec_stats_prints_fuel_and_time() {
-    let out = with_stdin(&["exec", &fixture("exec/cat.wat"), "--stats"], b"abc");
+    let out = with_stdin(&["exec", "--stats", &fixture("exec/cat.wat")], b"abc");
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(out.stdout, b"abc", "the command's own output is unchanged");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -207,10 +207,39 @@ fn the_default_budget_lets_a_command_run_to_its_deadline() {
     let tmp = tempfile::tempdir().unwrap();
     let spin = tmp.path().join("spin.wat");
     std::fs::write(&spin, r#"(module (memory (export "memory") 1) (func (export "_start") (loop (br 0))))"#).unwrap();
-    let out = tdm().args(["exec", &spin.display().to_string(), "--timeout", "0.5", "--stats"]).output().unwrap();
+    let out = tdm().args(["exec", "--timeout", "0.5", "--stats", &spin.display().to_string()]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(127), "{stderr}");
     assert!(stderr.contains("deadline_exceeded"), "the deadline, not the fuel, ends it: {stderr}");
     // The budget is the documented 1e11 fuel per second of deadline (README, docs/ABI.md).
     assert!(stderr.contains("fuel_budget=50000000000 "), "{stderr}");
+}
+
+#[test]
+fn every_argument_after_the_module_is_the_modules() {
+    // As `wasmtime run`: flags before the module are tdm's, everything after it (flags that
+    // tdm has too, `--json`, `--`) is passed through; a first `--` stays optional.
+    let module = fixture("exec/argv_env.wat");
+    let out =
+        tdm().args(["exec", "--fuel", "1_000_000", &module, "a", "--json", "-x", "--", "--fuel"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "argv_env.wat\na\n--json\n-x\n--\n--fuel\n");
+    let old = tdm().args(["exec", &module, "--", "b", "c"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&old.stdout), "argv_env.wat\nb\nc\n");
+}
+
+#[test]
+fn env_name_inherits_tdms_value_and_skips_an_unset_one() {
+    let module = fixture("exec/argv_env.wat");
+    let out = tdm()
+        .env("TDM_TEST_INHERITED", "from tdm")
+        .env_remove("TDM_TEST_UNSET")
+        .args(["exec", "--env", "TDM_TEST_INHERITED", "--env", "TDM_TEST_UNSET", "--env", "K=v", &module])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // An unset NAME is left out, as `wasmtime run --env NAME` leaves it unset in the guest.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "argv_env.wat\nTDM_TEST_INHERITED=from tdm\nK=v\n");
+    let bad = tdm().args(["exec", "--env", "=v", &module]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2), "an empty name is a usage error");
 }

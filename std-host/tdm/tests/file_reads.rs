@@ -88,7 +88,7 @@ fn an_exec_preopen_never_blocks_on_a_fifo() {
     std::fs::create_dir_all(&root).unwrap();
     mkfifo(&root.join("pipe"));
     let root = root.display().to_string();
-    let out = tdm(tmp.path(), &["exec", &fixture("files.wat"), "--dir", &root, "--", "cat", "pipe"]);
+    let out = tdm(tmp.path(), &["exec", "--dir", &root, &fixture("files.wat"), "cat", "pipe"]);
     const EPERM: i32 = 63;
     assert_eq!(out.status.code(), Some(EPERM), "{}", text(&out));
 }

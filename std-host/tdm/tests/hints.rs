@@ -179,7 +179,7 @@ fn a_command_stopped_at_a_limit_gets_the_exec_hint_and_is_called_a_command() {
         r#"(module (memory (export "memory") 1) (func (export "_start") (loop (br 0))))"#,
     );
     // Fuel, as text on stderr.
-    let out = tdm(dir.path(), &["exec", &spin, "--fuel", "1000"], b"");
+    let out = tdm(dir.path(), &["exec", "--fuel", "1000", &spin], b"");
     assert_eq!(out.status.code(), Some(127), "{}", text(&out));
     let err = stderr(&out);
     assert!(err.contains("stopped: The command used up its fuel budget."), "{err}");
@@ -187,7 +187,7 @@ fn a_command_stopped_at_a_limit_gets_the_exec_hint_and_is_called_a_command() {
     assert!(hint.contains("--fuel"), "{hint}");
     flags_exist(dir.path(), &["exec"], hint);
     // The deadline, as a JSON line on stderr.
-    let out = tdm(dir.path(), &["exec", &spin, "--timeout", "200ms", "--json"], b"");
+    let out = tdm(dir.path(), &["exec", "--timeout", "200ms", "--json", &spin], b"");
     assert_eq!(out.status.code(), Some(127), "{}", text(&out));
     let report: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
     assert_eq!(report["blockedReason"], "deadline_exceeded", "{report}");
@@ -197,7 +197,7 @@ fn a_command_stopped_at_a_limit_gets_the_exec_hint_and_is_called_a_command() {
     flags_exist(dir.path(), &["exec"], hint);
     // Memory the module needs at start: raise --max-memory.
     let big = write(dir.path(), "big.wat", r#"(module (memory (export "memory") 4) (func (export "_start")))"#);
-    let out = tdm(dir.path(), &["exec", &big, "--max-memory", "128KiB", "--json"], b"");
+    let out = tdm(dir.path(), &["exec", "--max-memory", "128KiB", "--json", &big], b"");
     assert_eq!(out.status.code(), Some(125), "{}", text(&out));
     let report: serde_json::Value = serde_json::from_str(stderr(&out).trim()).unwrap();
     assert_eq!(report["blockedReason"], "memory_limit_exceeded", "{report}");

@@ -256,7 +256,7 @@ fn sigint_stops_the_start_of_tdm_exec_which_exits_130_after_reporting() {
         (memory (export "memory") 1)
         (func (export "_start") (loop (br 0))))"#;
     let module = write(dir.path(), "spin-command.wat", command);
-    let args = ["exec", &module, "--timeout", "600", "--fuel", "100_000_000_000_000"];
+    let args = ["exec", "--timeout", "600", "--fuel", "100_000_000_000_000", &module];
     let mut child = spawn(dir.path(), &args);
     interrupt_when_spinning(&mut child);
     let (code, stdout, stderr) = finish(child);

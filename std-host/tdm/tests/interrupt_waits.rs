@@ -112,7 +112,7 @@ fn ctrl_c_interrupts_a_command_reading_a_silent_stdin() {
     let cat = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/exec/cat.wat").display().to_string();
     // A pipe whose writer the test keeps open and never writes to.
     let (reader, _writer) = std::io::pipe().unwrap();
-    let child = spawn(dir.path(), &["exec", &cat, "--timeout", DEADLINE], Stdio::from(reader));
+    let child = spawn(dir.path(), &["exec", "--timeout", DEADLINE, &cat], Stdio::from(reader));
     let (code, _, _) = interrupt(child, "exec stdin", || true);
     assert_eq!(code, Some(130), "tdm exec reports Ctrl-C as 130");
 }

@@ -6,7 +6,7 @@
 mod support;
 
 use serde_json::Value;
-use support::{echo, json, package, stderr, tdm, text, write, OK};
+use support::{echo, json, package, repo, stderr, tdm, text, write, OK};
 
 /// Every stdout line parsed as JSON.
 fn lines(out: &std::process::Output) -> Vec<Value> {
@@ -84,11 +84,11 @@ fn exec_errors_with_json_are_one_json_line_on_stderr_whoever_finds_them() {
     let dir = tempfile::tempdir().unwrap();
     let command = write(dir.path(), "cmd.wat", r#"(module (memory (export "memory") 1) (func (export "_start")))"#);
     let cases: Vec<Vec<&str>> = vec![
-        vec!["exec", &command, "--env", "NOEQ", "--json"],
-        vec!["exec", &command, "--bogus", "--json"],
+        vec!["exec", "--env", "=x", "--json", &command],
+        vec!["exec", "--bogus", "--json", &command],
         vec!["exec", "--json"],
-        vec!["-q", "exec", &command, "--fuel", "0", "--json"],
-        vec!["exec", &command, "--dir", "/nonexistent", "--json"],
+        vec!["-q", "exec", "--fuel", "0", "--json", &command],
+        vec!["exec", "--dir", "/nonexistent", "--json", &command],
         vec!["exec", "/nonexistent.wasm", "--json"],
     ];
     for args in cases {
@@ -98,7 +98,9 @@ fn exec_errors_with_json_are_one_json_line_on_stderr_whoever_finds_them() {
         let err = stderr(&out);
         assert_eq!(err.lines().count(), 1, "{args:?}: one JSON line: {err}");
         let error: Value = serde_json::from_str(&err).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {err}"));
-        assert_eq!((error["status"].as_str(), error["error"].as_str()), (Some("error"), Some("usage")), "{args:?}");
+        // A module that is not there is an I/O error; the flags' mistakes are usage errors.
+        let kind = if args.contains(&"/nonexistent.wasm") { "io" } else { "usage" };
+        assert_eq!((error["status"].as_str(), error["error"].as_str()), (Some("error"), Some(kind)), "{args:?}");
         assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{args:?}: {error}");
     }
     // A missing argument is named.
@@ -128,7 +130,7 @@ fn stats_json_is_one_object_on_stderr_and_audit_json_is_lines() {
         r#"(module (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
         (memory (export "memory") 1) (func (export "_start") (call $exit (i32.const 3))))"#,
     );
-    let out = tdm(dir.path(), &["exec", &spin, "--stats", "--json"], b"");
+    let out = tdm(dir.path(), &["exec", "--stats", "--json", &spin], b"");
     assert_eq!(out.status.code(), Some(3));
     let stats: Value = serde_json::from_str(stderr(&out).trim()).expect("exec's stats are one JSON line on stderr");
     assert!(stats["stats"]["fuelUsed"].is_u64(), "{stats}");
@@ -156,6 +158,19 @@ fn approve_json_without_a_terminal_prints_only_the_error_document_on_stdout() {
 }
 
 #[test]
+fn a_module_that_is_not_there_is_an_io_error_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [vec!["run", "nosuch.wasm", "greet", "--json"], vec!["inspect", "nosuch.wasm", "--json"]] {
+        let out = tdm(dir.path(), &args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        let error = json(&out);
+        assert_eq!(error["error"], "io", "{args:?}: {error}");
+        let hint = error["hint"].as_str().unwrap_or_default();
+        assert!(hint.contains("check the path"), "{args:?}: {error}");
+    }
+}
+
+#[test]
 fn a_hub_folder_or_package_that_is_not_there_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     for args in [
@@ -165,5 +180,31 @@ fn a_hub_folder_or_package_that_is_not_there_is_a_usage_error() {
         let out = tdm(dir.path(), &args, b"");
         assert_eq!(out.status.code(), Some(2), "exit 2 like any path that cannot be read: {args:?}: {}", text(&out));
         assert_eq!(json(&out)["error"], "usage", "{args:?}");
+    }
+}
+
+#[test]
+fn a_one_off_run_says_where_it_audits() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let forward = repo().join("std-host/fixtures/forward.wat").display().to_string();
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"log","params":{"level":"info","message":"hi"}}"#;
+    let out = tdm(&ws, &["run", &forward, "forward", "--params", call], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let audit = ws.join("audit.jsonl");
+    assert!(audit.exists(), "the default audit log is the workspace's");
+    let notice: Vec<String> = stderr(&out).lines().filter(|l| l.starts_with("tdm: audit:")).map(String::from).collect();
+    assert_eq!(notice.len(), 1, "{}", stderr(&out));
+    assert!(notice[0].contains(&audit.display().to_string()) && notice[0].contains("--audit FILE"), "{notice:?}");
+    // With --json the notice is a JSON line; with --audit FILE (chosen) or -q there is none.
+    let out = tdm(&ws, &["run", &forward, "forward", "--params", call, "--json"], b"");
+    let line = stderr(&out).lines().find(|l| l.contains("\"audit\"")).map(String::from).unwrap_or_default();
+    let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_eq!(value["audit"]["file"], audit.display().to_string());
+    let chosen = dir.path().join("mine.jsonl").display().to_string();
+    for extra in [vec!["--audit", chosen.as_str()], vec!["-q"]] {
+        let mut args = vec!["run", forward.as_str(), "forward", "--params", call];
+        args.extend(extra);
+        assert!(!stderr(&tdm(&ws, &args, b"")).contains("audit"), "{args:?}");
     }
 }

@@ -226,7 +226,7 @@ fn a_command_that_opens_without_closing_gets_emfile_at_the_fd_limit() {
     std::fs::write(root.join("a.txt"), b"hi").unwrap();
     let module = dir.path().join("open-forever.wat");
     std::fs::write(&module, OPEN_FOREVER).unwrap();
-    let (output, _) = tdm(&["exec", &module.display().to_string(), "--dir", &root.display().to_string()]);
+    let (output, _) = tdm(&["exec", "--dir", &root.display().to_string(), &module.display().to_string()]);
     // Without the limit every open holds a host file handle until the process runs out (the
     // guest then sees another errno, after as many opens as the host's own limit allows).
     assert_eq!(
@@ -301,7 +301,7 @@ fn a_seek_past_what_a_signed_offset_holds_is_eoverflow() {
     std::fs::write(root.join("a.txt"), b"hi").unwrap();
     let module = dir.path().join("seek.wat");
     std::fs::write(&module, seeker).unwrap();
-    let (output, _) = tdm(&["exec", &module.display().to_string(), "--dir", &root.display().to_string()]);
+    let (output, _) = tdm(&["exec", "--dir", &root.display().to_string(), &module.display().to_string()]);
     const EOVERFLOW: i32 = 61;
     assert_eq!(output.status.code(), Some(EOVERFLOW), "{}", String::from_utf8_lossy(&output.stderr));
 }

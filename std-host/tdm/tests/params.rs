@@ -88,3 +88,37 @@ fn params_reach_the_plugin_byte_for_byte_from_every_source() {
         assert!(printed.contains(&format!(r#""output":{exact}"#)), "{params}: {printed}");
     }
 }
+
+#[test]
+fn params_that_are_not_json_get_a_hint_with_the_quoted_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tdm(dir.path(), &["run", &echo(), "greet", "--params", "hello"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = stderr(&out);
+    assert!(err.contains("not valid JSON"), "{err}");
+    assert!(err.contains("hint: params are JSON") && err.contains(r#"--params '"hello"'"#), "{err}");
+    assert!(err.contains("--input"), "{err}");
+    let out = tdm(dir.path(), &["run", &echo(), "greet", "--params", "hello", "--json"], b"");
+    let error = json(&out);
+    assert_eq!(error["error"], "usage");
+    assert!(error["hint"].as_str().unwrap_or_default().contains(r#"--params '"hello"'"#), "{error}");
+}
+
+#[test]
+fn input_sends_raw_text_as_a_json_string_and_excludes_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = "hello \"world\" -- {not json}";
+    let out = tdm(dir.path(), &["run", &echo(), "greet", "--input", raw], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json(&out)["output"], json!(raw));
+    let both = tdm(dir.path(), &["run", &echo(), "greet", "--input", "a", "--params", "{}"], b"");
+    assert_eq!(both.status.code(), Some(2), "{}", text(&both));
+    assert!(stderr(&both).contains("cannot be used with"), "{}", stderr(&both));
+    // call takes it too.
+    let ws = dir.path().join("ws");
+    let module = std::fs::read_to_string(echo()).unwrap();
+    install_approved(&ws, &package(dir.path(), "pkg", "echo", &module, &[("greet", "echo")], ""));
+    let out = tdm(&ws, &["call", "echo", "greet", "--input", "-dash first"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json(&out)["output"], json!("-dash first"));
+}

@@ -36,12 +36,12 @@ fn fixture() -> tempfile::TempDir {
 
 /// `tdm exec PROGRAM [--dir ROOT] ARGS...` with `stdin`.
 fn exec(name: &str, root: Option<&Path>, tdm_args: &[&str], args: &[&str], stdin: &[u8]) -> Output {
-    let mut all = vec!["exec".to_string(), program(name)];
+    let mut all = vec!["exec".to_string()];
     if let Some(root) = root {
         all.extend(["--dir".to_string(), root.display().to_string()]);
     }
     all.extend(tdm_args.iter().map(|a| a.to_string()));
-    all.push("--".into());
+    all.push(program(name));
     all.extend(args.iter().map(|a| a.to_string()));
     let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
         .args(&all)
@@ -90,7 +90,7 @@ fn ripgrep_searches_walks_filters_and_stops_on_a_closed_pipe() {
     // behaviour, crates/core/main.rs `search`, the same natively).
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
-        .args(["exec", &program("rg.wasm"), "--dir", &dir.path().display().to_string(), "--", "-n", "line", "big.txt"])
+        .args(["exec", "--dir", &dir.path().display().to_string(), &program("rg.wasm"), "-n", "line", "big.txt"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -135,7 +135,7 @@ fn jaq_filters_stdin_and_files_sees_env_and_clock_and_is_refused_a_write() {
 
     // `tdm exec jaq ... | head -1`: jaq sees EPIPE and stops with its error.
     let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
-        .args(["exec", &program("jaq.wasm"), "--", "-n", "range(100000000)"])
+        .args(["exec", &program("jaq.wasm"), "-n", "range(100000000)"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -180,7 +180,7 @@ fn copy_tree(from: &Path, to: &Path) {
 /// Returns the output and, per preopened copy, whether it is unchanged.
 fn run(suite: &Path, name: &str, spec: &Spec) -> (Output, Vec<String>) {
     let scratch = tempfile::tempdir().unwrap();
-    let mut args: Vec<String> = vec!["exec".into(), suite.join(format!("{name}.wasm")).display().to_string()];
+    let mut args: Vec<String> = vec!["exec".into()];
     for (key, value) in &spec.env {
         args.extend(["--env".into(), format!("{key}={value}")]);
     }
@@ -192,7 +192,8 @@ fn run(suite: &Path, name: &str, spec: &Spec) -> (Output, Vec<String>) {
         args.extend(["--dir".into(), format!("{}::{guest}", copy.display())]);
         copies.push((suite.join(dir), copy));
     }
-    args.push("--".into());
+    // tdm's flags first; everything after the module is the module's.
+    args.push(suite.join(format!("{name}.wasm")).display().to_string());
     args.extend(spec.args.iter().cloned());
     let output = Command::new(env!("CARGO_BIN_EXE_tdm"))
         .args(&args)

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use tdm_sdk::intents::log::LogLevel;
 use tdm_sdk::limits::{self, Limits};
-use tdm_sdk::params::{self, Params, ParamsSource};
+use tdm_sdk::params::{self, Params, ParamsError, ParamsSource};
 use tdm_sdk::session::{HostFiles, SessionOptions};
 
 /// `--workspace DIR`.
@@ -97,27 +97,53 @@ pub struct RecordArg {
     pub(crate) record: Option<std::path::PathBuf>,
 }
 
-/// `--params JSON|@FILE|-`.
+/// `--params JSON|@FILE|-` or `--input TEXT`.
 #[derive(Debug, Clone, Args)]
 pub struct ParamsArg {
     /// The intent's params: JSON, @FILE (read from a file) or - (read from stdin), up to the
     /// 1 MiB request limit
     #[arg(long, value_name = "JSON|@FILE|-", default_value = "{}", allow_hyphen_values = true)]
     pub(crate) params: String,
+    /// The intent's params as raw text: sent as one JSON string (as `extism call --input`)
+    #[arg(long, value_name = "TEXT", conflicts_with = "params", allow_hyphen_values = true)]
+    pub(crate) input: Option<String>,
 }
 
 impl ParamsArg {
-    /// Where the params come from.
+    /// Where the params come from: `--input`'s text as a JSON string, else `--params`.
     pub fn source(&self) -> ParamsSource {
-        ParamsSource::parse(&self.params)
+        match &self.input {
+            Some(text) => ParamsSource::Inline(serde_json::Value::from(text.as_str()).to_string()),
+            None => ParamsSource::parse(&self.params),
+        }
     }
 
     /// The params, read (from stdin for `-`) up to the default request limit; a problem with
-    /// them is a usage error.
+    /// them is a usage error (params that are not JSON: with a hint showing the JSON form).
     pub fn read(&self) -> Result<Params, CliError> {
-        params::read(&self.source(), u64::from(DEFAULT_MAX_REQUEST_BYTES), std::io::stdin().lock())
-            .map_err(|e| CliError::usage(e.to_string()))
+        let source = self.source();
+        params::read(&source, u64::from(DEFAULT_MAX_REQUEST_BYTES), std::io::stdin().lock()).map_err(|e| {
+            let error = CliError::usage(e.to_string());
+            match (&e, &source) {
+                (ParamsError::NotJson { .. }, ParamsSource::Inline(text)) => error.hint(not_json_hint(text)),
+                (ParamsError::NotJson { .. }, _) => {
+                    error.hint("params are JSON: a string is quoted (\"hello\"), an object is {\"key\": ...}")
+                }
+                _ => error,
+            }
+        })
     }
+}
+
+/// The hint for `--params TEXT` that is not JSON: params are JSON, here is TEXT quoted as a
+/// JSON string (in single quotes for the shell), or `--input` takes it raw.
+fn not_json_hint(text: &str) -> String {
+    let quoted = serde_json::Value::from(text).to_string();
+    if quoted.contains('\'') {
+        return "params are JSON: quote a string (--params '\"hello\"'), or pass raw text with --input TEXT"
+            .to_string();
+    }
+    format!("params are JSON: for the text as a string, --params '{quoted}' (or --input TEXT for raw text)")
 }
 
 /// Where the host intents of a module file find their data.
@@ -196,10 +222,11 @@ fn parse_tool(text: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
-/// Parses `--env K=V`.
+/// Parses `--env K=V` or `--env NAME` (inherit NAME from tdm's environment).
 pub fn parse_env(text: &str) -> Result<String, String> {
-    match text.split_once('=') {
-        Some((key, _)) if !key.is_empty() && !key.contains('\0') => Ok(text.to_string()),
-        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    let key = text.split_once('=').map_or(text, |(key, _)| key);
+    if key.is_empty() || key.contains('\0') {
+        return Err(format!("`{text}` is not KEY=VALUE or a variable NAME"));
     }
+    Ok(text.to_string())
 }

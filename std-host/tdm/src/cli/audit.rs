@@ -1,10 +1,12 @@
 //! `tdm audit`: the audit log, one host-call decision per line: a table, or JSON lines with
-//! `--json` (the log is a stream and may be long, so it is never gathered in memory).
+//! `--json` (the log is a stream and may be long, so it is never gathered in memory: the table
+//! reads it twice, once for its columns' widths).
 
 use super::args::{GlobalArgs, JsonArg, WorkspaceArg};
 use super::report::CliError;
 use crate::exit::EXIT_COMPLETED;
-use crate::terminal::{self, outln};
+use crate::table;
+use crate::terminal::{self, errln, outln};
 use clap::Args;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -35,14 +37,36 @@ pub fn main(args: &AuditArgs, _global: &GlobalArgs) -> u8 {
     audit(args).unwrap_or_else(|e| e.print(json.json))
 }
 
-/// Column widths of the streamed table: fixed, since rows are printed as they are read (a
-/// wider cell pushes its row's later columns right, never the header's).
-const WIDTHS: [usize; 5] = [24, 16, 13, 24, 8];
+/// The audit table's columns.
+const HEADER: [&str; 8] = ["TIME", "PLUGIN", "METHOD", "PERMISSION", "VERDICT", "REASON", "BYTES", "FUEL"];
 
-fn pad(text: &str, width: usize) -> String {
-    let shown = terminal::escape(text);
-    let fill = width.saturating_sub(shown.width());
-    format!("{shown}{}", " ".repeat(fill))
+/// An entry's cells, escaped; `Err` with the line for one that is not an audit record.
+fn cells(entry: &Value) -> Result<Vec<String>, String> {
+    let field = |name: &str| match entry.get(name) {
+        None | Some(Value::Null) => "-".to_string(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    };
+    if entry.get("malformed") == Some(&Value::Bool(true)) {
+        // Not a decision at all: said as such, never shown as a denial.
+        return Err(format!("(line {} of the log is not an audit record: {})", field("line"), field("error")));
+    }
+    let verdict = match entry.get("granted") {
+        Some(Value::Bool(true)) => "granted",
+        Some(Value::Bool(false)) => "DENIED",
+        _ => "?",
+    };
+    let cells = [
+        field("time"),
+        field("plugin"),
+        field("method"),
+        field("permission"),
+        verdict.to_string(),
+        field("reason"),
+        field("bytes"),
+        field("fuel"),
+    ];
+    Ok(cells.iter().map(|c| terminal::escape(c).into_owned()).collect())
 }
 
 fn audit(args: &AuditArgs) -> Result<u8, CliError> {
@@ -53,37 +77,42 @@ fn audit(args: &AuditArgs) -> Result<u8, CliError> {
         }
         return Ok(EXIT_COMPLETED);
     }
-    if !args.json {
-        let header = ["TIME", "PLUGIN", "METHOD", "PERMISSION", "VERDICT"];
-        let cells: Vec<String> = header.iter().zip(WIDTHS).map(|(h, w)| pad(h, w)).collect();
-        outln!("{}  BYTES FUEL", cells.join("  "));
-    }
-    // Streamed: one bounded line at a time, never the whole log in memory.
-    visit_entries(&path, args.plugin.as_deref(), |entry| {
-        if args.json {
+    let plugin = args.plugin.as_deref();
+    let mut matched = 0_u64;
+    if args.json {
+        // Streamed: one bounded line at a time, never the whole log in memory.
+        visit_entries(&path, plugin, |entry| {
+            matched += 1;
             terminal::out_json(&entry.to_string());
-            return;
-        }
-        let field = |name: &str| match entry.get(name) {
-            None | Some(Value::Null) => "-".to_string(),
-            Some(Value::String(text)) => text.clone(),
-            Some(other) => other.to_string(),
-        };
-        if entry.get("malformed") == Some(&Value::Bool(true)) {
-            // Not a decision at all: said as such, never shown as a denial.
-            outln!("(line {} of the log is not an audit record: {})", field("line"), field("error"));
-            return;
-        }
-        let verdict = match entry.get("granted") {
-            Some(Value::Bool(true)) => "granted",
-            Some(Value::Bool(false)) => "DENIED",
-            _ => "?",
-        };
-        let cells = [field("time"), field("plugin"), field("method"), field("permission"), verdict.to_string()];
-        let cells: Vec<String> = cells.iter().zip(WIDTHS).map(|(c, w)| pad(c, w)).collect();
+        })
+        .map_err(|e| CliError::io(e.to_string()))?;
+    } else {
+        // Two streamed passes: the columns' widths, then the rows (never the log in memory).
+        let mut widths: Vec<usize> = HEADER.iter().map(|h| h.width()).collect();
+        visit_entries(&path, plugin, |entry| {
+            for (width, cell) in widths.iter_mut().zip(cells(&entry).unwrap_or_default()) {
+                *width = (*width).max(cell.width());
+            }
+        })
+        .map_err(|e| CliError::io(e.to_string()))?;
+        table::fit(&mut widths, table::terminal_width());
         // The cells are escaped already; `outln!` escapes nothing more in them.
-        outln!("{}  {} {}", cells.join("  "), field("bytes"), field("fuel"));
-    })
-    .map_err(|e| CliError::io(e.to_string()))?;
+        outln!("{}", table::line(&HEADER.map(String::from), &widths));
+        visit_entries(&path, plugin, |entry| {
+            matched += 1;
+            match cells(&entry) {
+                Ok(cells) => outln!("{}", table::line(&cells, &widths)),
+                Err(line) => outln!("{line}"),
+            }
+        })
+        .map_err(|e| CliError::io(e.to_string()))?;
+    }
+    if matched == 0 {
+        // Said on stderr (stdout keeps its shape: the header, or no JSON line); not an error.
+        match plugin {
+            Some(plugin) => errln!("tdm: no audit record of plugin `{plugin}` in {}", path.display()),
+            None => errln!("tdm: no audit records in {}", path.display()),
+        }
+    }
     Ok(EXIT_COMPLETED)
 }

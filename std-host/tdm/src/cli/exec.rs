@@ -1,4 +1,4 @@
-//! `tdm exec MODULE [-- ARGS]`: a WASI Preview1 command's `_start` in the sandbox. Its stdout
+//! `tdm exec [FLAGS] MODULE [ARGS...]`: a WASI Preview1 command's `_start` in the sandbox. Its stdout
 //! and stderr are the command's own; the exit code is its `proc_exit` code, or 125 (rejected at
 //! load), 126 (trapped), 127 (a limit), 130 (Ctrl-C: SIGINT stops the module at its next
 //! deadline check, as it stops `tdm run`'s intent; a second SIGINT ends tdm at once). tdm's own
@@ -25,8 +25,8 @@ use tdm_sdk::stdio::{stdio_kinds, StdinReader};
 
 const EXAMPLES: &str = "\
 Examples:
-  tdm exec hello.wasm -- --name Ada
-  tdm exec tool.wasm --dir ./data --env LANG=C --fuel 100_000_000 --max-memory 32MiB --stats";
+  tdm exec hello.wasm --name Ada                 everything after the module is the module's
+  tdm exec --dir ./data --env LANG=C --env HOME --fuel 100_000_000 --max-memory 32MiB --stats tool.wasm ARGS";
 
 /// `--fuel` as `tdm exec` takes it: a command's default budget scales with its deadline.
 const FUEL_HELP: &str = "Fuel budget of the command (deterministic instruction count; `_` may group digits) \
@@ -54,10 +54,11 @@ const JSON_HELP: &str =
     mut_arg("json", |a| a.help(JSON_HELP)),
 )]
 pub struct ExecArgs {
-    /// The WASI command module (.wasm or .wat)
+    /// The WASI command module (.wasm or .wat); tdm's flags go before it
     pub(crate) module: PathBuf,
-    /// Set an environment variable for the module (KEY=VALUE)
-    #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
+    /// Set an environment variable for the module: KEY=VALUE, or NAME for tdm's own NAME (left
+    /// unset when tdm has none, as `wasmtime run` does)
+    #[arg(long = "env", value_name = "K=V|NAME", value_parser = parse_env)]
     pub(crate) envs: Vec<String>,
     /// Preopen a host directory read-only as the guest's `/` (HOST) or at GUEST (HOST::GUEST)
     #[arg(long = "dir", value_name = "HOST_DIR")]
@@ -66,8 +67,9 @@ pub struct ExecArgs {
     pub(crate) runner: RunnerArgs,
     #[command(flatten)]
     pub(crate) json: JsonArg,
-    /// Arguments passed to the module after argv[0]
-    #[arg(last = true, value_name = "ARGS")]
+    /// Arguments passed to the module after argv[0]: everything after MODULE (tdm's own flags
+    /// go before it, as with `wasmtime run`; a first `--` is dropped)
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "ARGS")]
     pub(crate) args: Vec<String>,
 }
 
@@ -249,12 +251,34 @@ fn wasi_config(args: &ExecArgs, cancel: &Option<Cancel>) -> Result<WasiConfig, C
     argv.extend(args.args.iter().cloned());
     Ok(WasiConfig {
         args: argv,
-        environ: args.envs.clone(),
+        environ: environ(&args.envs)?,
         fs,
         output: Some(Box::new(CommandOutput::stdio(cancel.clone()))),
         stdin: Some(Box::new(StdinReader::stdin().with_cancel(cancel.clone()))),
         stdio: stdio_kinds(),
     })
+}
+
+/// The command's environment from `--env`: KEY=VALUE as given; a bare NAME takes tdm's own
+/// value of NAME, and is left out when tdm has none (as `wasmtime run` does). A value that is
+/// not UTF-8 is a usage error (WASI's environment is text).
+fn environ(envs: &[String]) -> Result<Vec<String>, CliError> {
+    let mut environ = Vec::with_capacity(envs.len());
+    for entry in envs {
+        if entry.contains('=') {
+            environ.push(entry.clone());
+            continue;
+        }
+        match std::env::var(entry) {
+            Ok(value) => environ.push(format!("{entry}={value}")),
+            Err(std::env::VarError::NotPresent) => {}
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err(CliError::usage(format!("--env {entry}: tdm's value of {entry} is not UTF-8"))
+                    .hint(format!("give the value as text with --env {entry}=VALUE")));
+            }
+        }
+    }
+    Ok(environ)
 }
 
 /// `--stats` of a command on stderr: a text line, or one JSON line with `--json`.

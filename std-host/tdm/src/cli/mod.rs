@@ -39,14 +39,18 @@ Examples:
   tdm install echo --hub examples/hub && tdm approve echo --yes && tdm call echo greet
   tdm completions bash > ~/.local/share/bash-completion/completions/tdm";
 
+/// What `tdm --help` opens with: what tdm is.
+const ABOUT: &str = "tdm: run untrusted WebAssembly plugins in a sandbox (Contour), each intent \
+within fuel, memory and time limits, every host call checked against its grants and audited.";
+
 /// Contour: run untrusted WebAssembly plugins in a sandbox.
 #[derive(Debug, Parser)]
-// The text `tdm --help` has always opened with (the package description of the crate tdm
-// once was): kept word for word, as every other line a user sees.
+// `--version`: tdm's version, the commit it was built from, wasmi's version and the wasmi
+// features enabled (build.rs).
 #[command(
     name = "tdm",
-    version,
-    about = "The std embedding of Contour and the `tdm` command-line tool",
+    version = env!("TDM_BUILD_VERSION"),
+    about = ABOUT,
     propagate_version = true,
     after_help = EXAMPLES
 )]

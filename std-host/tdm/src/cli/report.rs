@@ -125,12 +125,29 @@ impl From<FileError> for CliError {
     fn from(e: FileError) -> Self {
         match &e {
             FileError::Io { .. } => Self::io(e.to_string()),
-            FileError::NotFound { path } => match super::misread::sibling_module(path) {
-                Some(sibling) => Self::usage(e.to_string()).hint(format!("did you mean {}?", sibling.display())),
-                None => Self::usage(e.to_string()),
-            },
+            // A file that is not there is an I/O error (exit 2), with where to look.
+            FileError::NotFound { path } => Self::io(e.to_string()).hint(missing_file_hint(path)),
             _ => Self::usage(e.to_string()),
         }
+    }
+}
+
+/// What to do about a file that is not there: the module beside it that was likely meant, or
+/// the folder the path was looked up in.
+pub fn missing_file_hint(path: &std::path::Path) -> String {
+    if let Some(sibling) = super::misread::sibling_module(path) {
+        return format!("did you mean {}?", sibling.display());
+    }
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).map(std::path::Path::to_path_buf);
+    let folder = match folder {
+        Some(folder) if folder.is_absolute() => folder,
+        Some(folder) => std::env::current_dir().map(|cwd| cwd.join(&folder)).unwrap_or(folder),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    if folder.is_dir() {
+        format!("check the path: the file is looked for in {}", folder.display())
+    } else {
+        format!("check the path: there is no folder {}", folder.display())
     }
 }
 

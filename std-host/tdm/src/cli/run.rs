@@ -11,6 +11,7 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use tdm_sdk::environment::Cancel;
 use tdm_sdk::session::{outputs_of, Request, RunReport, Session, SessionError, SessionOptions};
+use tdm_sdk::workspace::{workspace_dir, AUDIT_FILE};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -76,7 +77,26 @@ fn run(args: &RunArgs, global: &GlobalArgs) -> Result<u8, CliError> {
         }
     };
     let how = OneIntent::new(Front::Run, &args.record, &args.runner, args.json);
-    one_intent(&mut session, Request::Intent { method: args.method.clone(), params }, &how, |_| ())
+    let request = Request::Intent { method: args.method.clone(), params };
+    one_intent(&mut session, request, &how, |ran| audit_notice(ran, args, global))
+}
+
+/// Where a one-off run audited, when the user did not choose (`--audit FILE`): one line on
+/// stderr naming the workspace's audit log, when the run made host calls (each one recorded
+/// there); a JSON line with `--json`; nothing with `-q`.
+fn audit_notice(ran: &RunReport, args: &RunArgs, global: &GlobalArgs) {
+    let calls = ran.report.host_calls;
+    if args.host.audit.is_some() || calls == 0 || global.quiet {
+        return;
+    }
+    let path = workspace_dir(args.host.ws.workspace.as_deref()).join(AUDIT_FILE);
+    if args.json.json {
+        let notice = serde_json::json!({"audit": {"file": path.display().to_string(), "hostCalls": calls}});
+        crate::terminal::err_json(&notice.to_string());
+    } else {
+        let s = if calls == 1 { "" } else { "s" };
+        errln!("tdm: audit: {calls} host call{s} recorded in {} (choose the file with --audit FILE)", path.display());
+    }
 }
 
 /// How `tdm run` and `tdm call` run their one intent.

@@ -7,9 +7,20 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// Runs `tdm ARGS` with `TDM_WORKSPACE=ws` and `stdin` piped in.
+/// Runs `tdm ARGS` with `TDM_WORKSPACE=ws` and `stdin` piped in (tables unbounded: no
+/// `COLUMNS` from the test's environment).
 pub fn tdm(ws: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
+    tdm_columns(ws, args, stdin, None)
+}
+
+/// Runs `tdm ARGS` as [`tdm`] does, with `COLUMNS=columns` when given.
+pub fn tdm_columns(ws: &Path, args: &[&str], stdin: &[u8], columns: Option<usize>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tdm"));
+    match columns {
+        Some(columns) => command.env("COLUMNS", columns.to_string()),
+        None => command.env_remove("COLUMNS"),
+    };
+    let mut child = command
         .args(args)
         .env("TDM_WORKSPACE", ws)
         .stdin(Stdio::piped())
