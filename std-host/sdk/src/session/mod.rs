@@ -1,6 +1,6 @@
 //! A session: one plugin and everything it runs with, put together in one place for every
-//! runner (`tdm run`, `call`, `repl`, the benches, an embedder; `exec` takes its environment and
-//! output sink from here). It owns which environment the plugin sees (real clock or seeded,
+//! runner (`tdm run`, `call`, `repl`, the benches, an embedder; a WASI command runs through
+//! [`CommandSession`], a trace through [`Session::replay`]). It owns which environment the plugin sees (real clock or seeded,
 //! cancellable by Ctrl-C), which host intents answer it and where their data comes from, its
 //! grants, the limits it runs under (never above an installed plugin's approval), the intents
 //! it declares (and, for an installed plugin, the refusal of any other), and its sandbox. One
@@ -41,10 +41,14 @@ use std::time::{Duration, Instant};
 mod command;
 mod error;
 mod ran;
+mod replay;
+mod wasi_command;
 
 pub use command::{command_environment, CommandOutput};
 pub use error::{GrantError, SessionError};
 pub use ran::{raw_method, RawRequestError, Request, RunReport};
+pub use replay::{ReplayError, ReplayOptions, ReplayRun};
+pub use wasi_command::{CommandError, CommandOptions, CommandRequest, CommandRun, CommandSession};
 
 /// The byte cap of one `dist.read` answer.
 pub const DIST_MAX_BYTES: u64 = 1024 * 1024;

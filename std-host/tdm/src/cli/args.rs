@@ -10,7 +10,7 @@ use std::time::Duration;
 use tdm_sdk::intents::log::LogLevel;
 use tdm_sdk::limits::{self, Limits};
 use tdm_sdk::params::{self, Params, ParamsError, ParamsSource};
-use tdm_sdk::session::{HostFiles, SessionOptions};
+use tdm_sdk::session::{CommandOptions, HostFiles, SessionOptions};
 
 /// `--workspace DIR`.
 #[derive(Debug, Clone, Args)]
@@ -77,6 +77,12 @@ impl RunnerArgs {
             quiet: global.quiet,
             ..SessionOptions::default()
         }
+    }
+
+    /// The options of a command session (`tdm exec`) these flags ask for: the same conversion
+    /// of the limit flags and `--seed`.
+    pub fn command_options(&self) -> CommandOptions {
+        CommandOptions { limits: self.limits.limits(), seed: self.seed.seed }
     }
 }
 

@@ -10,18 +10,13 @@ use crate::exit::{EXIT_EXEC_CANCELLED, EXIT_EXEC_LIMIT, EXIT_EXEC_REJECTED, EXIT
 use crate::hints::{command_message, recovery_hint, Context, Front};
 use crate::terminal::{self, errln};
 use clap::Args;
-use contour_core::{
-    run_command, BlockedReason, CommandExit, CommandReport, Failure, Plugin, Policy, Profile, WasiConfig,
-};
+use contour_core::{BlockedReason, CommandExit, Failure};
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
-use tdm_sdk::command::{command_policy, stats_line};
-use tdm_sdk::dirfs::DirFs;
+use tdm_sdk::command::stats_line;
 use tdm_sdk::environment::Cancel;
-use tdm_sdk::module_file::{read_module_within, ModuleFileError};
-use tdm_sdk::session::{command_environment, CommandOutput};
-use tdm_sdk::stdio::{stdio_kinds, StdinReader};
+use tdm_sdk::module_file::ModuleFileError;
+use tdm_sdk::session::{CommandError, CommandRequest, CommandRun, CommandSession};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -169,27 +164,18 @@ fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, CliError> {
 }
 
 fn exec(args: &ExecArgs) -> Result<u8, CliError> {
-    // A command's default fuel lets real programs run to the deadline (std-host/sdk/src/command.rs).
-    let limits = args.runner.limits.limits();
-    let base = command_policy(limits.fuel, limits.timeout);
-    let policy = limits.apply(&base);
-    let plugin = match load(args, policy)? {
-        Ok(plugin) => plugin,
-        Err(code) => return Ok(code),
+    let session = match CommandSession::open_file(&args.module, &args.runner.command_options()) {
+        Ok(session) => session,
+        Err(e) => return refused_at_load(args, e),
     };
     let cancel = super::run::sigint_cancel();
-    let wasi = wasi_config(args, &cancel)?;
-    let budget = plugin.policy().fuel_per_intent;
-    let env = command_environment(args.runner.seed.seed, plugin.policy(), cancel.clone());
-    let started = Instant::now();
-    let report_of_run = run_command(&plugin, env, wasi);
-    let cancelled = cancel.as_ref().is_some_and(Cancel::clear);
+    let run = session.run(request(args, cancel)?).map_err(|e| CliError::usage(e.to_string()))?;
     if args.runner.limits.stats {
-        print_stats(args, &report_of_run, budget, started.elapsed(), cancelled);
+        print_stats(args, &run);
     }
-    match report_of_run.exit {
+    match run.report.exit {
         CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
-        CommandExit::Failed(failure) if cancelled && failure.reason == BlockedReason::DeadlineExceeded => {
+        CommandExit::Failed(failure) if run.cancelled && failure.reason == BlockedReason::DeadlineExceeded => {
             report(args, "cancelled", &failure, None, Context { cancelled: true, ..Context::default() });
             Ok(EXIT_EXEC_CANCELLED)
         }
@@ -203,12 +189,11 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     }
 }
 
-/// The command module loaded under `policy`, or the exit code of its rejection (said on
-/// stderr: a `.wat` error with its line, a plugin with the command that runs it).
-fn load(args: &ExecArgs, policy: Policy) -> Result<Result<Plugin, u8>, CliError> {
-    let bytes = match read_module_within(&args.module, policy.max_module_bytes) {
-        Ok(bytes) => bytes,
-        Err(ModuleFileError::Wat(e)) => {
+/// A command session that did not open: the exit code of a rejection (said on stderr: a
+/// `.wat` error with its line, a plugin with the command that runs it), or an error.
+fn refused_at_load(args: &ExecArgs, e: CommandError) -> Result<u8, CliError> {
+    match e {
+        CommandError::Read(ModuleFileError::Wat(e)) => {
             let error = CliError::wat(&e);
             let failure = Failure::new(BlockedReason::InvalidModule, e.headline());
             if args.json.json {
@@ -219,44 +204,33 @@ fn load(args: &ExecArgs, policy: Policy) -> Result<Result<Plugin, u8>, CliError>
                     errln!("  {line}");
                 }
             }
-            return Ok(Err(EXIT_EXEC_REJECTED));
+            Ok(EXIT_EXEC_REJECTED)
         }
-        Err(ModuleFileError::File(e)) => return Err(e.into()),
-    };
-    Ok(Plugin::load_as(&bytes, policy, Profile::Command).map_err(|failure| {
-        let hint = tdm_sdk::module_kind::is_plugin(&bytes).then(|| {
-            format!(
-                "{} is a plugin, not a WASI command (it exports tdm_plugin_execute_intent, not _start): \
-                 run one of its intents with `tdm run {} METHOD`",
-                args.module.display(),
-                args.module.display()
-            )
-        });
-        report(args, "rejected", &failure, hint, at_load());
-        EXIT_EXEC_REJECTED
-    }))
+        CommandError::Read(ModuleFileError::File(e)) => Err(e.into()),
+        CommandError::Refused { failure, is_plugin } => {
+            let hint = is_plugin.then(|| {
+                format!(
+                    "{} is a plugin, not a WASI command (it exports tdm_plugin_execute_intent, not _start): \
+                     run one of its intents with `tdm run {} METHOD`",
+                    args.module.display(),
+                    args.module.display()
+                )
+            });
+            report(args, "rejected", &failure, hint, at_load());
+            Ok(EXIT_EXEC_REJECTED)
+        }
+        CommandError::Preopen(e) => Err(CliError::usage(e.to_string())),
+    }
 }
 
 /// What the command sees: argv (the module's file name, then ARGS), `--env`, the `--dir`
-/// preopens read-only, tdm's own stdio (output written within the deadline).
-fn wasi_config(args: &ExecArgs, cancel: &Option<Cancel>) -> Result<WasiConfig, CliError> {
-    let dirs = preopens(&args.dirs)?;
-    let fs: Option<Box<dyn contour_core::ReadOnlyFs>> = if dirs.is_empty() {
-        None
-    } else {
-        Some(Box::new(DirFs::open(&dirs).map_err(|e| CliError::usage(e.to_string()))?))
-    };
+/// preopens read-only; `cancel` (Ctrl-C) stops it.
+fn request(args: &ExecArgs, cancel: Option<Cancel>) -> Result<CommandRequest, CliError> {
+    let preopens = preopens(&args.dirs)?;
     let argv0 = args.module.file_name().map_or_else(|| "module".to_string(), |n| n.to_string_lossy().into_owned());
     let mut argv = vec![argv0];
     argv.extend(args.args.iter().cloned());
-    Ok(WasiConfig {
-        args: argv,
-        environ: environ(&args.envs)?,
-        fs,
-        output: Some(Box::new(CommandOutput::stdio(cancel.clone()))),
-        stdin: Some(Box::new(StdinReader::stdin().with_cancel(cancel.clone()))),
-        stdio: stdio_kinds(),
-    })
+    Ok(CommandRequest { args: argv, environ: environ(&args.envs)?, preopens, cancel })
 }
 
 /// The command's environment from `--env`: KEY=VALUE as given; a bare NAME takes tdm's own
@@ -282,19 +256,19 @@ fn environ(envs: &[String]) -> Result<Vec<String>, CliError> {
 }
 
 /// `--stats` of a command on stderr: a text line, or one JSON line with `--json`.
-fn print_stats(args: &ExecArgs, run: &CommandReport, budget: u64, elapsed: Duration, cancelled: bool) {
+fn print_stats(args: &ExecArgs, run: &CommandRun) {
     if args.json.json {
-        let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        let elapsed_us = u64::try_from(run.elapsed.as_micros()).unwrap_or(u64::MAX);
         let stats = json!({
-            "fuelUsed": run.fuel_used,
-            "fuelBudget": budget,
-            "peakMemoryBytes": run.peak_memory_bytes,
+            "fuelUsed": run.report.fuel_used,
+            "fuelBudget": run.budget,
+            "peakMemoryBytes": run.report.peak_memory_bytes,
             "elapsedUs": elapsed_us,
-            "cancelled": cancelled,
+            "cancelled": run.cancelled,
         });
         errln_json(&json!({ "stats": stats }));
     } else {
-        errln!("{}", stats_line(run, budget, elapsed));
+        errln!("{}", stats_line(&run.report, run.budget, run.elapsed));
     }
 }
 

@@ -11,13 +11,12 @@ use crate::exit::{EXIT_COMPLETED, EXIT_FAILED};
 use crate::terminal::{self, outln};
 use clap::Args;
 use contour_core::errors::PolicyError;
-use contour_core::{errors::TraceError, hex};
+use contour_core::hex;
 use serde_json::json;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use tdm_sdk::limits;
+use tdm_sdk::session::{ReplayError, ReplayOptions, ReplayRun, Session};
 use tdm_sdk::traces::{self, TraceFileError};
 use tdm_sdk::workspace::workspace_dir;
 
@@ -114,27 +113,27 @@ fn replay(args: &ReplayArgs) -> Result<u8, CliError> {
         }
         return Ok(EXIT_COMPLETED);
     }
-    let workspace = workspace_dir(args.ws.workspace.as_deref());
-    let ceiling = traces::replay_ceiling(args.max_memory);
-    let policy = traces::trace_policy(&trace, &args.trace, &ceiling).map_err(error)?;
-    let module = traces::module_for(&trace, &args.trace, &policy, args.plugin.as_deref(), &workspace).map_err(error)?;
-    let limit = args.timeout.unwrap_or_else(|| traces::replay_limit(&trace, &policy));
-    let report = replay_within(limit, |stop| traces::replay(&trace, &args.trace, policy, &module, stop)).map_err(
-        |(e, timed_out)| match e {
-            TraceFileError::Trace(path, TraceError::Stopped { intent }) if timed_out => CliError::refused(format!(
-                "{}: the replay was stopped after {:.1} s, during intent {} (a trace names its own budget, \
-                 so the replay is bounded by the clock)",
-                path.display(),
-                limit.as_secs_f64(),
-                intent + 1
-            ))
-            .hint("pass --timeout SECS to give a slow host (an emulator, say) more time"),
-            TraceFileError::Trace(path, TraceError::Stopped { intent }) => {
-                CliError::refused(format!("{}: replay cancelled (Ctrl-C) during intent {}", path.display(), intent + 1))
-            }
-            other => error(other),
-        },
-    )?;
+    let options = ReplayOptions {
+        plugin: args.plugin.clone(),
+        timeout: args.timeout,
+        max_memory: args.max_memory,
+        workspace: workspace_dir(args.ws.workspace.as_deref()),
+        cancel: crate::cli::run::sigint_cancel(),
+    };
+    let ReplayRun { report, module } = Session::replay(&trace, &args.trace, options).map_err(|e| match e {
+        ReplayError::Stopped { path, intent, timed_out: true, limit } => CliError::refused(format!(
+            "{}: the replay was stopped after {:.1} s, during intent {} (a trace names its own budget, \
+             so the replay is bounded by the clock)",
+            path.display(),
+            limit.as_secs_f64(),
+            intent + 1
+        ))
+        .hint("pass --timeout SECS to give a slow host (an emulator, say) more time"),
+        ReplayError::Stopped { path, intent, timed_out: false, .. } => {
+            CliError::refused(format!("{}: replay cancelled (Ctrl-C) during intent {}", path.display(), intent + 1))
+        }
+        ReplayError::File(e) => error(e),
+    })?;
     if args.json.json {
         terminal::out_json(&traces::report_json(&report, &module).to_string());
     } else {
@@ -144,28 +143,4 @@ fn replay(args: &ReplayArgs) -> Result<u8, CliError> {
         outln!("{}", traces::summary(&report));
     }
     Ok(if report.divergence.is_none() { EXIT_COMPLETED } else { EXIT_FAILED })
-}
-
-/// Runs `replay` with a stop flag that a watchdog sets after `limit` and SIGINT sets at once;
-/// an error comes back with whether the watchdog (not Ctrl-C) stopped it.
-fn replay_within<T>(
-    limit: Duration,
-    replay: impl FnOnce(Arc<AtomicBool>) -> Result<T, TraceFileError>,
-) -> Result<T, (TraceFileError, bool)> {
-    let stop = crate::cli::run::sigint_cancel().unwrap_or_default().flag();
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let (done, finished) = mpsc::channel::<()>();
-    let watchdog = {
-        let (stop, timed_out) = (Arc::clone(&stop), Arc::clone(&timed_out));
-        std::thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(limit) {
-                timed_out.store(true, Ordering::SeqCst);
-                stop.store(true, Ordering::SeqCst);
-            }
-        })
-    };
-    let result = replay(stop);
-    drop(done);
-    let _ = watchdog.join();
-    result.map_err(|e| (e, timed_out.load(Ordering::SeqCst)))
 }
