@@ -8,6 +8,13 @@
 /// text that is not JSON is measured all the same (its parser refuses it later). Stops at the
 /// first bracket past the limit.
 pub fn deeper_than(bytes: &[u8], limit: usize) -> bool {
+    // Nesting can never exceed the number of `{` and `[` in the text (those inside strings
+    // counted too, so the count is an upper bound): real params, shallow, are answered by this
+    // count, which the compiler turns into wide compares, instead of a scan a byte at a time
+    // (a 64 KiB request cost about 15 host instructions per byte in that scan).
+    if openers(bytes) <= limit {
+        return false;
+    }
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -36,6 +43,16 @@ pub fn deeper_than(bytes: &[u8], limit: usize) -> bool {
     false
 }
 
+/// How many `{` and `[` bytes `bytes` holds: per chunk of 255 in a byte-wide counter (it cannot
+/// overflow), with one compare per byte (`[` is 0x5B, `{` 0x7B: setting bit 0x20 makes both, and
+/// only them, 0x7B), so the loop vectorises.
+fn openers(bytes: &[u8]) -> usize {
+    bytes
+        .chunks(255)
+        .map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(b | 0x20 == b'{'))))
+        .sum()
+}
+
 /// The params' nesting limit as a limit on a JSON-RPC request holding them: the request's own
 /// object is one level more.
 pub fn request_limit(max_params_depth: usize) -> usize {
@@ -50,6 +67,17 @@ mod tests {
 
     fn nested(levels: usize) -> String {
         format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+    }
+
+    #[test]
+    fn openers_count_every_bracket_that_opens_across_chunks() {
+        let text = format!("{}\"{}\"{}", "{".repeat(300), "[".repeat(300), "x".repeat(600));
+        assert_eq!(openers(text.as_bytes()), 600);
+        assert_eq!(openers(b""), 0);
+        // Past the count, the scan decides: brackets in a string do not nest.
+        let quoted = format!("[\"{}\"]", "[".repeat(500));
+        assert!(!deeper_than(quoted.as_bytes(), 1));
+        assert!(deeper_than(format!("[[{quoted}]]").as_bytes(), 2));
     }
 
     #[test]
