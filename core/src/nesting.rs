@@ -47,10 +47,7 @@ pub fn deeper_than(bytes: &[u8], limit: usize) -> bool {
 /// overflow), with one compare per byte (`[` is 0x5B, `{` 0x7B: setting bit 0x20 makes both, and
 /// only them, 0x7B), so the loop vectorises.
 fn openers(bytes: &[u8]) -> usize {
-    bytes
-        .chunks(255)
-        .map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(b | 0x20 == b'{'))))
-        .sum()
+    bytes.chunks(255).map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from((b | 0x20) == b'{')))).sum()
 }
 
 /// The params' nesting limit as a limit on a JSON-RPC request holding them: the request's own
