@@ -25,10 +25,7 @@ use crate::limits::Limits;
 use crate::module_file::read_module_within;
 use crate::operator::{self, LaunchError};
 use crate::package::Manifest;
-use crate::workspace::{
-    workspace_dir, InstalledPlugin, Workspace, AUDIT_FILE, CONTEXT_FILE, HISTORY_FILE, LOCK_FILE, STATE_FILE,
-    VAULT_FILE,
-};
+use crate::workspace::{workspace_dir, InstalledPlugin, Workspace, AUDIT_FILE, CONTEXT_FILE, VAULT_FILE};
 use contour_core::errors::TraceError;
 use contour_core::{
     BlockedReason, Compilation, Environment, Failure, Permission, Permissions, Plugin, Policy, Record, Sandbox, Trace,
@@ -40,12 +37,14 @@ use std::time::{Duration, Instant};
 
 mod command;
 mod error;
+mod host_files;
 mod ran;
 mod replay;
 mod wasi_command;
 
 pub use command::{command_environment, CommandOutput};
 pub use error::{GrantError, SessionError};
+pub use host_files::{outputs_of, HostFiles};
 pub use ran::{raw_method, RawRequestError, Request, RunReport};
 pub use replay::{ReplayError, ReplayOptions, ReplayRun};
 pub use wasi_command::{CommandError, CommandOptions, CommandRequest, CommandRun, CommandSession};
@@ -60,35 +59,6 @@ pub const LOG_MAX_BYTES: u64 = 64 * 1024;
 pub const NET_MAX_BODY_BYTES: u64 = 1024 * 1024;
 /// How deep `tool.invoke` may nest.
 pub const TOOL_MAX_DEPTH: u32 = 4;
-
-/// Where the host intents find their data (flags; `None`: the default).
-#[derive(Debug, Clone, Default)]
-pub struct HostFiles {
-    /// `dist/` for `dist.read` (default: `dist/` next to the module).
-    pub dist: Option<PathBuf>,
-    /// The vault file (default: the workspace's, when there is one).
-    pub vault: Option<PathBuf>,
-    /// The context file (default: the workspace's, when there is one).
-    pub context: Option<PathBuf>,
-    /// The audit log (default: the workspace's).
-    pub audit: Option<PathBuf>,
-    /// Plugins `tool.invoke` may run: id and module file.
-    pub tools: Vec<(String, PathBuf)>,
-    /// The workspace folder (default: `$TDM_WORKSPACE`, else the platform data dir).
-    pub workspace: Option<PathBuf>,
-}
-
-/// What a command run with `host` writes besides a recording, whether or not it exists yet:
-/// stdout and stderr, the audit log (`--audit`, else the workspace's), the workspace state and
-/// its lock, the REPL history. A recording is refused when it is any of them.
-pub fn outputs_of(host: &HostFiles) -> Outputs {
-    let workspace = workspace_dir(host.workspace.as_deref());
-    Outputs::of_command()
-        .with("the audit log", host.audit.clone().unwrap_or_else(|| workspace.join(AUDIT_FILE)))
-        .with("the workspace state", workspace.join(STATE_FILE))
-        .with("the workspace lock", workspace.join(LOCK_FILE))
-        .with("the REPL history", workspace.join(HISTORY_FILE))
-}
 
 /// How a session is opened.
 #[derive(Debug, Clone, Default)]
