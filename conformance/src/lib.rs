@@ -1,6 +1,10 @@
 //! Conformance plugins (WAT fixtures under `fixtures/`) and the helpers the tests under `tests/`
 //! use to run them through a real Contour `Sandbox`, one test file per promise or ABI rule.
 
+mod wall;
+
+pub use wall::{stepping_wall, ScriptedWall, SteppingWall, WallScript};
+
 use contour_core::{Failure, IntentReport, Plugin, Policy, Sandbox, VirtualEnvironment};
 use serde_json::Value;
 use std::path::PathBuf;

@@ -3,13 +3,11 @@
 //! run; sleeps never pass the deadline; every host-call attempt counts. Each plugin here floods
 //! one host function and is shown stopped.
 
-use contour_conformance::{framed, load, sandbox, wat, wat_data};
+use contour_conformance::{framed, load, sandbox, wat, wat_data, ScriptedWall, WallScript};
 use contour_core::BlockedReason;
 use contour_core::DEFAULT_START_FUEL;
 use contour_core::{fuel_for_bytes, BYTES_PER_FUEL};
-use contour_core::{
-    AuditRecord, Clock, Environment, HostIntents, IntentReport, Permissions, Policy, Sandbox, Slept, VirtualEnvironment,
-};
+use contour_core::{AuditRecord, HostIntents, IntentReport, Permissions, Policy, Sandbox, Slept, VirtualEnvironment};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 
@@ -128,36 +126,21 @@ fn every_host_call_attempt_counts_and_is_audited_readable_or_not() {
     assert_eq!(records[3].reason, Some(BlockedReason::HostCallLimitExceeded));
 }
 
-/// A virtual environment with a simulated wall clock: reading it costs nothing, and sleeps move
-/// it (only as far as the deadline, like a real one).
+/// A simulated wall clock: reading it costs nothing, and sleeps move it (only as far as the
+/// deadline, like a real one).
 #[derive(Default)]
 struct SimulatedWall {
-    inner: VirtualEnvironment,
     wall_ns: u64,
 }
 
-impl Environment for SimulatedWall {
-    fn now_ns(&mut self, clock: Clock) -> u64 {
-        self.inner.now_ns(clock)
-    }
-    fn resolution_ns(&self, clock: Clock) -> u64 {
-        self.inner.resolution_ns(clock)
-    }
-    fn fill_random(&mut self, dest: &mut [u8]) {
-        self.inner.fill_random(dest);
-    }
-    fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> Slept {
-        let slept = deadline_ns.map_or(ns, |left| ns.min(left));
-        self.wall_ns += slept;
-        self.inner.sleep_ns(slept, None);
-        if slept < ns {
-            Slept::CutAtDeadline
-        } else {
-            Slept::Full
-        }
-    }
-    fn deadline_clock_ns(&mut self) -> Option<u64> {
+impl WallScript for SimulatedWall {
+    fn read(&mut self) -> Option<u64> {
         Some(self.wall_ns)
+    }
+    fn sleep(&mut self, ns: u64, left: Option<u64>) -> (u64, Slept) {
+        let slept = left.map_or(ns, |left| ns.min(left));
+        self.wall_ns += slept;
+        (slept, if slept < ns { Slept::CutAtDeadline } else { Slept::Full })
     }
 }
 
@@ -175,12 +158,12 @@ fn sleeps_never_pass_the_deadline() {
     let policy = Policy { timeout_ms: 300, ..Policy::default() };
     // A 1 ms sleep in a loop: each sleep costs little fuel, so only the deadline can end it.
     let plugin_loop = load(&sleeper(1_000_000, true), policy.clone());
-    let mut sandbox = Sandbox::new(plugin_loop, Box::new(SimulatedWall::default()));
+    let mut sandbox = Sandbox::new(plugin_loop, Box::new(ScriptedWall::new(0, SimulatedWall::default())));
     let report = sandbox.execute("work", &json!({}));
     assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::DeadlineExceeded), "{}", report.outcome.json);
     // One 10 s sleep is cut at the deadline, not slept.
     let plugin_once = load(&sleeper(10_000_000_000, false), policy.clone());
-    let mut sandbox = Sandbox::new(plugin_once, Box::new(SimulatedWall::default()));
+    let mut sandbox = Sandbox::new(plugin_once, Box::new(ScriptedWall::new(0, SimulatedWall::default())));
     let report = sandbox.execute("work", &json!({}));
     assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::DeadlineExceeded), "{}", report.outcome.json);
     // On a virtual clock alone (no wall clock, no deadline) the same sleep just advances time.

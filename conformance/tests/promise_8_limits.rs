@@ -4,10 +4,10 @@
 //! runs in a fresh instance.
 
 use contour_conformance::{
-    completed_output, fixture, framed, load, load_failure, outcome_json, responder, sandbox, wat,
+    completed_output, fixture, framed, load, load_failure, outcome_json, responder, sandbox, stepping_wall, wat,
 };
 use contour_core::BlockedReason;
-use contour_core::{Clock, Environment, IntentReport, Policy, Sandbox, VirtualEnvironment};
+use contour_core::{IntentReport, Policy, Sandbox, VirtualEnvironment};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -238,38 +238,12 @@ fn the_embedded_profile_holds_its_smaller_limits() {
     assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::RequestTooLarge), "{}", report.outcome.json);
 }
 
-/// A virtual environment whose deadline clock advances `step_ns` on every read.
-struct SlowWallClock {
-    inner: VirtualEnvironment,
-    now_ns: u64,
-    step_ns: u64,
-}
-
-impl Environment for SlowWallClock {
-    fn now_ns(&mut self, clock: Clock) -> u64 {
-        self.inner.now_ns(clock)
-    }
-    fn resolution_ns(&self, clock: Clock) -> u64 {
-        self.inner.resolution_ns(clock)
-    }
-    fn fill_random(&mut self, dest: &mut [u8]) {
-        self.inner.fill_random(dest);
-    }
-    fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> contour_core::Slept {
-        self.inner.sleep_ns(ns, deadline_ns)
-    }
-    fn deadline_clock_ns(&mut self) -> Option<u64> {
-        self.now_ns += self.step_ns;
-        Some(self.now_ns)
-    }
-}
-
 #[test]
 fn the_wall_clock_deadline_ends_a_long_intent() {
     // Plenty of fuel, small slices, and a wall clock that moves 100 ms per check: the deadline
     // (5 s by default) ends the loop after about 50 slices, well before the fuel does.
     let policy = Policy { fuel_per_intent: 1_000_000_000, fuel_slice: 10_000, ..Policy::default() };
-    let env = SlowWallClock { inner: VirtualEnvironment::new(0), now_ns: 0, step_ns: 100_000_000 };
+    let env = stepping_wall(0, 100_000_000);
     let mut sandbox = Sandbox::new(load(&fixture("misbehave"), policy.clone()), Box::new(env));
     let report = run(&mut sandbox, "loop");
     assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::DeadlineExceeded), "{}", report.outcome.json);

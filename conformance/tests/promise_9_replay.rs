@@ -3,10 +3,10 @@
 //! sleeps, host answers) served from the trace and the real host never asked; anything edited
 //! in the trace, or a different module, is reported as the first divergence, never a panic.
 
-use contour_conformance::{fixture, load, SEED};
+use contour_conformance::{fixture, load, stepping_wall, ScriptedWall, WallScript, SEED};
 use contour_core::{errors::TraceError, recorded_digest, DivergenceKind, Record, Trace, TraceInput as Input};
 use contour_core::{
-    CallContext, Clock, Environment, HostAnswer, HostCall, HostIntents, Permissions, Plugin, Policy, Sandbox, Slept,
+    CallContext, Environment, HostAnswer, HostCall, HostIntents, Permissions, Plugin, Policy, Sandbox, Slept,
     VirtualEnvironment,
 };
 use serde_json::json;
@@ -162,51 +162,72 @@ fn host_answers_are_replayed_without_asking_the_host() {
     assert_eq!(served.load(Ordering::SeqCst), 1);
 }
 
-/// A virtual environment whose deadline clock moves 100 ms per read.
-struct SlowWall {
-    inner: VirtualEnvironment,
-    now_ns: u64,
-}
-
-impl Environment for SlowWall {
-    fn now_ns(&mut self, clock: Clock) -> u64 {
-        self.inner.now_ns(clock)
-    }
-    fn resolution_ns(&self, clock: Clock) -> u64 {
-        self.inner.resolution_ns(clock)
-    }
-    fn fill_random(&mut self, dest: &mut [u8]) {
-        self.inner.fill_random(dest);
-    }
-    fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> Slept {
-        self.inner.sleep_ns(ns, deadline_ns)
-    }
-    fn deadline_clock_ns(&mut self) -> Option<u64> {
-        self.now_ns += 100_000_000;
-        Some(self.now_ns)
-    }
-    fn begin_intent(&mut self, index: u64) {
-        self.inner.begin_intent(index);
-    }
-}
-
 #[test]
 fn a_deadline_cut_replays_as_cut_at_the_same_fuel() {
     let wasm = fixture("misbehave");
     let policy = Policy { fuel_slice: 10_000, ..Policy::default() };
-    let env = SlowWall { inner: VirtualEnvironment::new(SEED), now_ns: 0 };
-    let trace = record(
-        &wasm,
-        policy,
-        Box::new(env),
-        Box::new(contour_core::NoHostIntents),
-        &[],
-        &[("count", json!({})), ("loop", json!({})), ("count", json!({}))],
-    );
+    let requests = [("count", json!({})), ("loop", json!({})), ("count", json!({}))];
+    let env = stepping_wall(SEED, 100_000_000);
+    let trace = record(&wasm, policy, Box::new(env), Box::new(contour_core::NoHostIntents), &[], &requests);
     let cut = &trace.intents[1];
     assert_eq!(cut.reason.as_deref(), Some("deadline_exceeded"));
     assert_eq!(cut.cut.map(|c| c.fuel), Some(cut.fuel));
     // The replay has no wall clock at all: only the recorded cut can stop the loop, at its fuel.
+    let report = replay(&trace, &wasm);
+    assert_eq!(report.divergence, None);
+}
+
+/// A wall whose caller cancels the run: after `reads_left` deadline-clock reads, or during the
+/// first sleep (cut short), it reads `u64::MAX`, the embedder's cancel.
+struct CancelledMidway {
+    reads_left: u64,
+    cancelled: bool,
+}
+
+impl WallScript for CancelledMidway {
+    fn read(&mut self) -> Option<u64> {
+        self.reads_left = self.reads_left.saturating_sub(1);
+        self.cancelled |= self.reads_left == 0;
+        Some(if self.cancelled { u64::MAX } else { 0 })
+    }
+    fn sleep(&mut self, _ns: u64, _left: Option<u64>) -> (u64, Slept) {
+        self.cancelled = true;
+        (0, Slept::CutAtDeadline)
+    }
+}
+
+#[test]
+fn a_cancelled_intent_is_cancelled_not_timed_out_and_replays_as_cancelled() {
+    let wasm = fixture("misbehave");
+    let policy = Policy { fuel_slice: 10_000, ..Policy::default() };
+    let env = ScriptedWall::new(SEED, CancelledMidway { reads_left: 40, cancelled: false });
+    let requests = [("count", json!({})), ("loop", json!({}))];
+    let trace = record(&wasm, policy, Box::new(env), Box::new(contour_core::NoHostIntents), &[], &requests);
+    let cut = &trace.intents[1];
+    assert_eq!(cut.reason.as_deref(), Some("cancelled"), "{}", String::from_utf8_lossy(&cut.response));
+    let outcome: serde_json::Value = serde_json::from_slice(&cut.response).unwrap();
+    assert_eq!(outcome["output"]["retryable"], true);
+    assert_eq!(cut.cut.map(|c| c.fuel), Some(cut.fuel), "a cancelled run is replayed by where it stopped");
+    // No clock in the replay: the recorded cut stops the loop, as a cancel, at the same fuel.
+    let report = replay(&trace, &wasm);
+    assert_eq!(report.divergence, None);
+}
+
+#[test]
+fn a_sleep_cut_short_by_a_cancel_replays_as_cancelled() {
+    let wasm = fixture("wasi_probe");
+    let env = ScriptedWall::new(SEED, CancelledMidway { reads_left: u64::MAX, cancelled: false });
+    let trace = record(
+        &wasm,
+        Policy::default(),
+        Box::new(env),
+        Box::new(contour_core::NoHostIntents),
+        &[],
+        &[("probe", json!({}))],
+    );
+    let cut = &trace.intents[0];
+    assert_eq!(cut.reason.as_deref(), Some("cancelled"), "{}", String::from_utf8_lossy(&cut.response));
+    assert!(cut.inputs.iter().any(|i| matches!(i, Input::Sleep { cut: true, .. })), "{:?}", cut.inputs);
     let report = replay(&trace, &wasm);
     assert_eq!(report.divergence, None);
 }

@@ -5,11 +5,9 @@
 //! that moves fuel or bytes on purpose: `CONTOUR_BLESS_TRACES=1 cargo test -p
 //! contour-conformance --test traces`, and say why in the commit.
 
-use contour_conformance::SEED;
+use contour_conformance::{stepping_wall, SEED};
 use contour_core::{hex, recorded_digest, Record, Trace};
-use contour_core::{
-    Clock, Environment, HostIntents, NoHostIntents, Permissions, Plugin, Policy, Sandbox, Slept, VirtualEnvironment,
-};
+use contour_core::{Environment, HostIntents, NoHostIntents, Permissions, Plugin, Policy, Sandbox, VirtualEnvironment};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -43,34 +41,6 @@ fn module_bytes(path: &Path) -> Vec<u8> {
         wat::parse_bytes(&bytes).expect("fixture compiles").into_owned()
     } else {
         bytes
-    }
-}
-
-/// A virtual environment whose deadline clock moves 100 ms per read.
-struct SlowWall {
-    inner: VirtualEnvironment,
-    now_ns: u64,
-}
-
-impl Environment for SlowWall {
-    fn now_ns(&mut self, clock: Clock) -> u64 {
-        self.inner.now_ns(clock)
-    }
-    fn resolution_ns(&self, clock: Clock) -> u64 {
-        self.inner.resolution_ns(clock)
-    }
-    fn fill_random(&mut self, dest: &mut [u8]) {
-        self.inner.fill_random(dest);
-    }
-    fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> Slept {
-        self.inner.sleep_ns(ns, deadline_ns)
-    }
-    fn deadline_clock_ns(&mut self) -> Option<u64> {
-        self.now_ns += 100_000_000;
-        Some(self.now_ns)
-    }
-    fn begin_intent(&mut self, index: u64) {
-        self.inner.begin_intent(index);
     }
 }
 
@@ -138,7 +108,7 @@ fn record(name: &str, wasm: &[u8], module: &str) -> Trace {
             ],
         ),
         "deadline" => (
-            Box::new(SlowWall { inner: VirtualEnvironment::new(SEED), now_ns: 0 }),
+            Box::new(stepping_wall(SEED, 100_000_000)),
             Box::new(NoHostIntents),
             &[],
             vec![("count", json!({})), ("loop", json!({})), ("count", json!({}))],

@@ -55,8 +55,9 @@ pub trait Environment: Send {
     fn sleep_ns(&mut self, ns: u64, deadline_ns: Option<u64>) -> Slept;
     /// Nanoseconds on the host's own monotonic wall clock, used for the intent deadline; `None`
     /// when this host enforces no wall-clock deadline (fuel alone bounds the intent). Not an
-    /// input: it is never recorded. `u64::MAX` means past every deadline: the run ends at its
-    /// next check even when the run started at that reading (an embedder's cancel).
+    /// input: it is never recorded. `u64::MAX` is the embedder's cancel: the run ends at its
+    /// next check as `cancelled` (not `deadline_exceeded`), even when it started at that
+    /// reading; a recording replays the cancel where it happened.
     fn deadline_clock_ns(&mut self) -> Option<u64> {
         None
     }

@@ -49,6 +49,16 @@ pub struct Cut {
     pub inputs: u64,
 }
 
+/// Why a run was stopped from outside the guest: its deadline passed, or its caller cancelled
+/// it (the deadline clock read `u64::MAX`). A replay is cut for the reason its recording was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The wall-clock deadline passed: `deadline_exceeded`.
+    Deadline,
+    /// The embedder cancelled the run: `cancelled`.
+    Cancelled,
+}
+
 /// The run's wall-clock deadline on the environment's deadline clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Deadline {
@@ -66,8 +76,8 @@ pub(crate) struct Run {
     pub(crate) fuel: FuelAccount,
     /// The current run's deadline, when the host has a wall clock.
     pub(crate) deadline: Option<Deadline>,
-    /// Where a replayed run is cut (see `Cut`), besides the deadline.
-    pub(crate) cut: Option<Cut>,
+    /// Where a replayed run is cut (see `Cut`), besides the deadline, and why it was.
+    pub(crate) cut: Option<(Cut, Stop)>,
     /// Inputs read in the current run (see `input`).
     pub(crate) inputs: u64,
     /// The current run's deadline in milliseconds, as the policy set it.
@@ -222,19 +232,22 @@ impl Run {
     /// their work, sleeps never last past it. A replayed run is also cut where its recording
     /// was (`Cut`: the run has used `fuel_used` of its budget now).
     pub(crate) fn deadline_remaining(&mut self, fuel_used: u64) -> Result<Option<u64>, Failure> {
-        if let Some(cut) = self.cut {
+        if let Some((cut, stop)) = self.cut {
             if fuel_used >= cut.fuel && self.inputs >= cut.inputs {
-                return Err(self.deadline_failure());
+                return Err(self.failure_for(stop));
             }
         }
         let Some(Deadline { started_ns, timeout_ns }) = self.deadline else {
             return Ok(None);
         };
         let now = self.env.deadline_clock_ns().unwrap_or(started_ns);
-        let elapsed = now.saturating_sub(started_ns);
         // u64::MAX is a cancel, also when the run started after it (then `elapsed` is 0).
-        if elapsed > timeout_ns || now == u64::MAX {
-            return Err(self.deadline_failure());
+        if now == u64::MAX {
+            return Err(self.failure_for(Stop::Cancelled));
+        }
+        let elapsed = now.saturating_sub(started_ns);
+        if elapsed > timeout_ns {
+            return Err(self.failure_for(Stop::Deadline));
         }
         Ok(Some(timeout_ns - elapsed))
     }
@@ -253,9 +266,26 @@ impl Run {
         Some(timeout_ns.saturating_sub(now.saturating_sub(started_ns)))
     }
 
-    /// The `deadline_exceeded` failure of this run.
-    pub(crate) fn deadline_failure(&self) -> Failure {
-        Failure::new(BlockedReason::DeadlineExceeded, format!("The limit is {} ms.", self.timeout_ms))
+    /// The failure of a run whose wait inside a host function was cut short: `cancelled` when
+    /// its caller cancelled it (or, in a replay, when the recording was cancelled there),
+    /// `deadline_exceeded` otherwise.
+    pub(crate) fn stop_failure(&mut self) -> Failure {
+        let stop = match self.cut {
+            Some((_, stop)) => stop,
+            None if self.env.deadline_clock_ns() == Some(u64::MAX) => Stop::Cancelled,
+            None => Stop::Deadline,
+        };
+        self.failure_for(stop)
+    }
+
+    /// The failure a stop of this run ends it with.
+    fn failure_for(&self, stop: Stop) -> Failure {
+        match stop {
+            Stop::Deadline => {
+                Failure::new(BlockedReason::DeadlineExceeded, format!("The limit is {} ms.", self.timeout_ms))
+            }
+            Stop::Cancelled => Failure::new(BlockedReason::Cancelled, ""),
+        }
     }
 
     /// Charges `fuel` for host work done for the guest, before the work is done. When the

@@ -21,10 +21,15 @@ pub enum BlockedReason {
     NotApproved,
     /// The plugin asked for a capability it was not granted.
     PermissionDenied,
+    /// The host refuses the request whatever the plugin is granted (a path leading outside
+    /// dist/, a redirect that would carry a secret, a tool call back into its caller).
+    Forbidden,
     /// The intent used up its fuel budget.
     FuelExhausted,
     /// The intent outlived its wall-clock deadline.
     DeadlineExceeded,
+    /// The intent's caller cancelled it (Ctrl-C, an agent's cancellation) before it finished.
+    Cancelled,
     /// Linear memory would exceed `Policy::max_memory_bytes`.
     MemoryLimitExceeded,
     /// Tables, instances or memories would exceed the policy's counts.
@@ -66,15 +71,17 @@ pub enum BlockedReason {
 
 impl BlockedReason {
     /// Every reason, in documentation order.
-    pub const ALL: [BlockedReason; 25] = [
+    pub const ALL: [BlockedReason; 27] = [
         Self::AbiMismatch,
         Self::ImportNotAllowed,
         Self::InvalidModule,
         Self::ModuleTooLarge,
         Self::NotApproved,
         Self::PermissionDenied,
+        Self::Forbidden,
         Self::FuelExhausted,
         Self::DeadlineExceeded,
+        Self::Cancelled,
         Self::MemoryLimitExceeded,
         Self::ResourceLimitExceeded,
         Self::StackExhausted,
@@ -103,8 +110,10 @@ impl BlockedReason {
             Self::ModuleTooLarge => "module_too_large",
             Self::NotApproved => "not_approved",
             Self::PermissionDenied => "permission_denied",
+            Self::Forbidden => "forbidden",
             Self::FuelExhausted => "fuel_exhausted",
             Self::DeadlineExceeded => "deadline_exceeded",
+            Self::Cancelled => "cancelled",
             Self::MemoryLimitExceeded => "memory_limit_exceeded",
             Self::ResourceLimitExceeded => "resource_limit_exceeded",
             Self::StackExhausted => "stack_exhausted",
@@ -134,8 +143,10 @@ impl BlockedReason {
             Self::ModuleTooLarge => "The module is larger than the policy allows.",
             Self::NotApproved => "The plugin has no valid operator approval.",
             Self::PermissionDenied => "The plugin was not granted the permission it needs.",
+            Self::Forbidden => "The host refuses this request whatever the plugin is granted.",
             Self::FuelExhausted => "The intent used up its fuel budget.",
             Self::DeadlineExceeded => "The intent ran past its wall-clock deadline.",
+            Self::Cancelled => "The intent was cancelled before it finished.",
             Self::MemoryLimitExceeded => "The plugin exceeded its linear memory limit.",
             Self::ResourceLimitExceeded => "The plugin exceeded its table or instance limits.",
             Self::StackExhausted => "The plugin exhausted its call stack.",
@@ -167,8 +178,12 @@ impl BlockedReason {
             Self::ModuleTooLarge => "Shrink the module (release build, LTO, strip) or raise the policy limit.",
             Self::NotApproved => "Ask an operator to review and approve the plugin (tdm approve).",
             Self::PermissionDenied => "Ask an operator to grant the named permission.",
+            Self::Forbidden => {
+                "No grant allows it: change the request as the message says (docs/ABI.md, \"Refusals no grant lifts\")."
+            }
             Self::FuelExhausted => "Send a smaller input or raise the policy's fuel budget (fuel_per_intent).",
             Self::DeadlineExceeded => "Send a smaller input or raise the policy's deadline (timeout_ms).",
+            Self::Cancelled => "Send the request again when it should run to the end: no limit stopped it.",
             Self::MemoryLimitExceeded => "Send a smaller input or raise the policy's memory limit (max_memory_bytes).",
             Self::ResourceLimitExceeded => "Reduce the module's tables or raise the policy limits.",
             Self::StackExhausted => "Avoid deep recursion in the plugin or raise the call-depth limit.",
@@ -193,7 +208,7 @@ impl BlockedReason {
 
     /// Whether the same request may succeed if retried (with the same policy) later.
     pub const fn retryable(self) -> bool {
-        matches!(self, Self::DeadlineExceeded | Self::HostIntentFailed | Self::HostFault)
+        matches!(self, Self::DeadlineExceeded | Self::Cancelled | Self::HostIntentFailed | Self::HostFault)
     }
 
     /// Parses a wire name back into a reason.

@@ -8,7 +8,7 @@ use crate::abi;
 use crate::env::Environment;
 use crate::guest::Guest;
 use crate::host::{HostCalls, HostIntents, NoHostIntents};
-use crate::meter::{Cut, Meter, Run};
+use crate::meter::{Cut, Meter, Run, Stop};
 use crate::outcome::{IntentReport, Outcome};
 use crate::permission::Permissions;
 use crate::plugin::Plugin;
@@ -59,7 +59,7 @@ fn new_store(plugin: &Plugin, env: Box<dyn Environment>, host: HostCalls, wasi: 
 
 /// Starts a run on `store` (see `Meter::start`) with fresh host-call counters and where a replay
 /// cuts it.
-fn start_run(store: &mut Store<HostState>, policy: &Policy, cut: Option<Cut>) -> Meter {
+fn start_run(store: &mut Store<HostState>, policy: &Policy, cut: Option<(Cut, Stop)>) -> Meter {
     let meter = Meter::start(store, policy);
     let state = store.data_mut();
     state.host.start_run();
@@ -91,8 +91,8 @@ pub struct Sandbox {
     launch_fuel: u64,
     /// What a launch that failed left: its output and figures, for the intent it ran for.
     failed_launch: FailedLaunch,
-    /// Where the next run is cut (replay only).
-    cut: Option<Cut>,
+    /// Where the next run is cut, and why the recording was (replay only).
+    cut: Option<(Cut, Stop)>,
     /// Intents run so far (the index the environment is told at the start of each).
     intents: u64,
     /// What is told of each intent from outside (a recording), if anything.
@@ -175,8 +175,9 @@ impl Sandbox {
         self.log.as_deref()
     }
 
-    /// Makes the next runs stop where a recording was cut by its deadline (replay).
-    pub(crate) fn set_cut(&mut self, cut: Option<Cut>) {
+    /// Makes the next runs stop where a recording was cut by its deadline or its caller's
+    /// cancel, with the same failure (replay).
+    pub(crate) fn set_cut(&mut self, cut: Option<(Cut, Stop)>) {
         self.cut = cut;
     }
 
@@ -539,7 +540,7 @@ mod tests {
     }
 
     #[test]
-    fn a_deadline_clock_at_its_maximum_ends_even_a_run_that_started_there() {
+    fn a_deadline_clock_at_its_maximum_cancels_even_a_run_that_started_there() {
         let wasm = wat::parse_str(
             r#"(module (memory (export "memory") 1)
                  (func (export "tdm_alloc") (param i32) (result i32) i32.const 1024)
@@ -552,8 +553,10 @@ mod tests {
         let plugin = Arc::new(Plugin::load(&wasm, policy).unwrap());
         let mut sandbox = Sandbox::new(plugin, Box::new(CancelledFromTheStart(VirtualEnvironment::new(0))));
         let report = sandbox.execute("x", &serde_json::json!({}));
-        assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::DeadlineExceeded), "{}", report.outcome.json);
+        assert_eq!(report.outcome.blocked_reason(), Some(BlockedReason::Cancelled), "{}", report.outcome.json);
         assert!(report.fuel_used < 10_000, "ended at an early check: {}", report.fuel_used);
+        let output: Value = serde_json::from_str(&report.outcome.json).unwrap();
+        assert_eq!(output["output"]["retryable"], true, "a cancelled intent may be sent again");
     }
 
     #[test]

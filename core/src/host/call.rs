@@ -164,7 +164,10 @@ pub(crate) fn tdm_host_call(
             }
             if call.allowed_by(&state.host.grants) {
                 let answer = ask(state, &call)?;
-                record.granted = !matches!(&answer.result, Err(f) if f.reason == BlockedReason::PermissionDenied);
+                record.granted = !matches!(
+                    &answer.result,
+                    Err(f) if matches!(f.reason, BlockedReason::PermissionDenied | BlockedReason::Forbidden)
+                );
                 answer
             } else {
                 let missing = record.permission.as_deref().unwrap_or_default();

@@ -141,8 +141,12 @@ impl Recording {
             return;
         }
         let inputs = core::mem::take(&mut log.current);
-        let cut = (report.outcome.host_failure().map(|f| f.reason) == Some(BlockedReason::DeadlineExceeded))
-            .then_some(Cut { fuel: report.fuel_used, inputs: inputs.len() as u64 });
+        // A run stopped from outside (deadline or cancel) is replayed by where it was stopped.
+        let stopped = matches!(
+            report.outcome.host_failure().map(|f| f.reason),
+            Some(BlockedReason::DeadlineExceeded | BlockedReason::Cancelled)
+        );
+        let cut = stopped.then_some(Cut { fuel: report.fuel_used, inputs: inputs.len() as u64 });
         let response = report.outcome.json.as_bytes().to_vec();
         let reason = report.outcome.blocked_reason_text().map_or(0, str::len);
         log.bytes = log.bytes.saturating_add(footprint::intent(request.len(), response.len(), reason));

@@ -9,6 +9,7 @@ use super::{
 };
 use crate::env::{Clock, Environment, Slept};
 use crate::host::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, Spent};
+use crate::meter::Stop;
 use crate::outcome::IntentReport;
 use crate::permission::Permissions;
 use crate::plugin::Plugin;
@@ -346,7 +347,13 @@ pub fn replay_stoppable(trace: &Trace, plugin: Arc<Plugin>, stop: Arc<AtomicBool
     let mut replayed = 0;
     for (index, recorded) in trace.intents.iter().enumerate() {
         *cursor.lock() = Cursor { inputs: recorded.inputs.clone(), ..Cursor::default() };
-        sandbox.set_cut(recorded.cut);
+        // The recording says why it was cut; the replay is cut for the same reason.
+        let why = if recorded.reason.as_deref() == Some(BlockedReason::Cancelled.as_str()) {
+            Stop::Cancelled
+        } else {
+            Stop::Deadline
+        };
+        sandbox.set_cut(recorded.cut.map(|cut| (cut, why)));
         let report = sandbox.execute_request(&recorded.request);
         if stop.load(Ordering::Relaxed) {
             return Err(TraceError::Stopped { intent: index });

@@ -143,7 +143,7 @@ fn write(
         match state.wasi.output.write(stderr, guest.bytes(ptr, len)?, wait) {
             Written::Taken => done += u64::from(len),
             Written::Closed if done == 0 => return Err(Errno::Pipe.into()),
-            Written::Pending if wait.is_some() => return Err(state.run.deadline_failure().into()),
+            Written::Pending if wait.is_some() => return Err(state.run.stop_failure().into()),
             Written::Pending if done == 0 => return Err(Errno::Again.into()),
             Written::Closed | Written::Pending => break,
         }
@@ -222,7 +222,7 @@ fn read_stdin(guest: &mut Guest<'_>, state: &mut Shim<'_>, iovs: u32, n: u32) ->
             Ok(read as u32)
         }
         Input::End => Ok(0),
-        Input::Pending if remaining.is_some() => Err(state.run.deadline_failure().into()),
+        Input::Pending if remaining.is_some() => Err(state.run.stop_failure().into()),
         Input::Pending => Err(Errno::Again.into()),
         Input::Failed => Err(Errno::Io.into()),
     }

@@ -99,7 +99,7 @@ pub(crate) fn poll_oneoff(
         if let Some((wait, who)) = earliest {
             let remaining = state.run.deadline_remaining(state.run.fuel_used())?;
             if state.run.input_sleep(wait, remaining) == Slept::CutAtDeadline {
-                return Err(state.run.deadline_failure().into());
+                return Err(state.run.stop_failure().into());
             }
             ready.extend(who.into_iter().map(|userdata| event(userdata, Errno::Success, 0)));
         }
@@ -132,6 +132,6 @@ fn wait_for_stdin(
         Some((clock, who)) if remaining.is_none_or(|left| clock <= left) => {
             Ok(who.into_iter().map(|userdata| event(userdata, Errno::Success, 0)).collect())
         }
-        _ => Err(state.run.deadline_failure().into()),
+        _ => Err(state.run.stop_failure().into()),
     }
 }

@@ -150,7 +150,7 @@ pub struct DistFile {
 }
 
 /// `dist.read {path}`: reads a text file of the plugin's own `dist/` folder (read-only; `..`
-/// and absolute paths are refused with `permission_denied`).
+/// and absolute paths are refused with `forbidden`: no grant lifts that).
 pub fn dist_read(path: &str) -> Result<DistFile, HostError> {
     #[derive(Serialize)]
     struct Params<'a> {

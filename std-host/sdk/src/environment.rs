@@ -1,10 +1,9 @@
 //! The std environments and the one place a run's environment is chosen: `HostEnvironment`
 //! (real clocks, OS entropy) or `SeededEnvironment` (core's virtual clock and seeded
 //! generator), both with a real monotonic clock for the deadline, and both cancellable: once a
-//! [`Cancel`] flag they hold is set (Ctrl-C in the REPL, `tdm run` or `tdm call`), their
-//! deadline clock reads `u64::MAX`, past any deadline, so core stops the run at its next
-//! deadline check (between fuel slices and in every host function) with `deadline_exceeded`,
-//! which the front end reports as cancelled.
+//! [`Cancel`] flag they hold is set (Ctrl-C in the REPL, `tdm run` or `tdm call`, a caller's
+//! cancel), their deadline clock reads `u64::MAX`, core's cancel, so core stops the run at its
+//! next deadline check (between fuel slices and in every host function) with `cancelled`.
 
 use contour_core::{Clock, Environment, Slept, VirtualEnvironment};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -91,6 +91,9 @@ fn forward(sandbox: &mut Sandbox, method: &str, params: Value) -> Value {
 fn assert_failed(outcome: &Value, reason: &str, fragment: &str) {
     assert_eq!(outcome["status"], "failed", "{outcome}");
     assert_eq!(outcome["blockedReason"], reason, "{outcome}");
+    // A refusal no grant lifts never sends the reader to an operator for one.
+    let hint = outcome["recoveryHint"].as_str().unwrap_or_default();
+    assert!(reason != "forbidden" || !hint.contains("Ask an operator"), "{outcome}");
     let message = outcome["message"].as_str().unwrap();
     assert!(message.contains(fragment), "`{message}` does not mention `{fragment}`");
 }
@@ -146,7 +149,7 @@ fn dist_read_refuses_escapes_and_never_leaks_outside_files() {
         ["../secret.txt", "/etc/passwd", "sub/../../secret.txt", "link", "relative-link", "up/secret.txt", "passwd"]
     {
         let outcome = forward(&mut sandbox, "dist.read", json!({ "path": path }));
-        assert_failed(&outcome, "permission_denied", path);
+        assert_failed(&outcome, "forbidden", path);
         let text = outcome.to_string();
         assert!(!text.contains("TOP-SECRET") && !text.contains("root:"), "{path} leaked: {text}");
     }
@@ -267,7 +270,7 @@ fn the_audit_log_gets_one_line_per_decision_and_no_secret() {
             ("vault.read".into(), json!("vault:read"), false, json!("permission_denied")),
             ("net.fetch".into(), json!("network:api.example.com"), false, json!("permission_denied")),
             ("no.such.method".into(), Value::Null, false, json!("unknown_host_method")),
-            ("dist.read".into(), Value::Null, false, json!("permission_denied")),
+            ("dist.read".into(), Value::Null, false, json!("forbidden")),
             ("(unreadable)".into(), Value::Null, false, json!("invalid_host_request")),
         ]
     );
@@ -293,14 +296,14 @@ fn a_tool_invoking_itself_is_refused_as_a_cycle() {
     let tools = Tools::new(registry.clone(), vec!["a".into()], 4);
     let mut sandbox = Host { id: "a", tools, grants: vec!["tool:a"], ..Host::new(fixture("forward.wat")) }.build();
     let (outcome, _) = forward_with_fuel(&mut sandbox, &tool_invoke("a", log.clone()));
-    assert_failed(&outcome, "permission_denied", "cycle: a -> a");
+    assert_failed(&outcome, "forbidden", "cycle: a -> a");
 
     // a -> b -> a: b runs, and its call back into a is refused.
     let tools = Tools::new(registry, vec!["a".into()], 4).with_grants("b", Permissions::parse_all(["tool:a"]).unwrap());
     let mut sandbox = Host { id: "a", tools, grants: vec!["tool:b"], ..Host::new(fixture("forward.wat")) }.build();
     let (outcome, _) = forward_with_fuel(&mut sandbox, &tool_invoke("b", tool_invoke("a", log)));
     assert_eq!(outcome["status"], "completed", "{outcome}");
-    assert_failed(&outcome["output"], "permission_denied", "cycle: a -> b -> a");
+    assert_failed(&outcome["output"], "forbidden", "cycle: a -> b -> a");
 }
 
 #[test]

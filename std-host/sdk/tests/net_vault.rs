@@ -454,14 +454,14 @@ fn a_secret_reflected_after_a_redirect_or_in_an_error_is_cut_out() {
     let mut sandbox = setup.sandbox();
     let params = json!({"url": first.url("127.0.0.1", "/"), "headers": {"Authorization": "Bearer {{vault:API_KEY}}"}});
     let (report, host) = fetch(&mut sandbox, params.clone());
-    assert_failed(&host, "permission_denied");
+    assert_failed(&host, "forbidden");
     // The detail (which would quote the location) is withheld: a secret was filled in.
     assert!(host["message"].as_str().unwrap().contains("details are withheld"), "{host}");
     assert!(second.requests().is_empty(), "the redirect carried the secret to {:?}", second.requests());
     assert_no_trace(&report, &audit_path);
     // A redirect to a target that is not http(s) and holds the secret: refused the same way.
     let (report, host) = fetch(&mut sandbox, params);
-    assert_failed(&host, "permission_denied");
+    assert_failed(&host, "forbidden");
     assert_no_trace(&report, &audit_path);
 }
 
@@ -545,7 +545,7 @@ fn a_redirect_that_carries_a_secret_is_not_followed_and_no_part_of_it_comes_back
             &mut sandbox,
             json!({"url": first.url("127.0.0.1", "/"), "headers": {"Authorization": "{{vault:API_KEY}}"}}),
         );
-        assert_failed(&host, "permission_denied");
+        assert_failed(&host, "forbidden");
         for k in 8..=SECRET.len() {
             assert!(!report.outcome.json.contains(&SECRET[..k]), "{k} bytes of the secret came back: {host}");
         }

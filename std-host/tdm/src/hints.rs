@@ -50,8 +50,6 @@ pub struct Context {
     pub at_load: bool,
     /// The module is another kind than a plugin (a WASI command, an Extism plugin).
     pub other_kind: Option<OtherKind>,
-    /// The run was cancelled by Ctrl-C (it ends as `deadline_exceeded`).
-    pub cancelled: bool,
     /// The module is WebAssembly text that does not compile (its error names FILE:LINE:COL).
     pub wat: bool,
     /// An installed plugin was asked for an intent its plugin.toml does not declare (refused as
@@ -87,7 +85,7 @@ pub fn recovery_hint(failure: &Failure, front: Front, context: Context) -> Optio
                 "Send a smaller input: an installed plugin's fuel budget is its approved one (a limit flag can lower it, never raise it).".into()
             }
         },
-        BlockedReason::DeadlineExceeded if context.cancelled => match front {
+        BlockedReason::Cancelled => match front {
             Front::ReplFile | Front::ReplInstalled => "The session goes on: run the next intent.".into(),
             Front::Run | Front::Call => "Run the command again to let the intent finish.".into(),
             Front::Exec => "Run tdm exec again to let the command finish.".into(),
@@ -166,7 +164,8 @@ pub fn outcome_json(outcome: &Outcome, front: Front, context: Context) -> Cow<'_
     let Some(failure) = outcome.host_failure() else {
         return Cow::Borrowed(&outcome.json);
     };
-    let message = if context.cancelled && failure.reason == BlockedReason::DeadlineExceeded {
+    let message = if failure.reason == BlockedReason::Cancelled {
+        // The one cancel a command-line front has is the user's Ctrl-C.
         "The intent was cancelled (Ctrl-C) before it finished.".to_string()
     } else if context.undeclared && failure.reason == BlockedReason::NotApproved {
         // The plugin is approved; this intent is outside what was approved.
@@ -184,7 +183,7 @@ pub fn outcome_json(outcome: &Outcome, front: Front, context: Context) -> Cow<'_
 
 /// A run's outcome JSON as printed at `front`.
 pub fn run_json(ran: &RunReport, front: Front) -> String {
-    let context = Context { cancelled: ran.cancelled, undeclared: ran.undeclared, ..Context::default() };
+    let context = Context { undeclared: ran.undeclared, ..Context::default() };
     outcome_json(&ran.report.outcome, front, context).into_owned()
 }
 
@@ -228,19 +227,19 @@ mod tests {
         assert_eq!(command_message(&memory), "The command exceeded its linear memory limit.");
         let invalid = Failure::new(BlockedReason::InvalidModule, "bad magic");
         assert_eq!(command_message(&invalid), invalid.message());
-        let cancelled = Context { cancelled: true, ..Context::default() };
-        let deadline = Failure::new(BlockedReason::DeadlineExceeded, "");
-        let hint = recovery_hint(&deadline, Front::Exec, cancelled).unwrap();
+        let cancelled = Failure::new(BlockedReason::Cancelled, "");
+        let hint = recovery_hint(&cancelled, Front::Exec, Context::default()).unwrap();
         assert!(hint.contains("tdm exec again") && !hint.contains("intent"), "{hint}");
     }
 
     #[test]
     fn a_cancelled_intent_says_so_and_only_the_repl_says_the_session_goes_on() {
-        let deadline = Outcome::from_failure(Failure::new(BlockedReason::DeadlineExceeded, "The limit is 5000 ms."));
-        let cancelled = Context { cancelled: true, ..Context::default() };
+        let cancelled = Outcome::from_failure(Failure::new(BlockedReason::Cancelled, ""));
         for (front, hint) in [(Front::ReplFile, "session goes on"), (Front::Run, "again"), (Front::Call, "again")] {
-            let value: Value = serde_json::from_str(&outcome_json(&deadline, front, cancelled)).unwrap();
+            let value: Value = serde_json::from_str(&outcome_json(&cancelled, front, Context::default())).unwrap();
             assert!(value["message"].as_str().unwrap().contains("cancelled (Ctrl-C)"), "{value}");
+            assert_eq!(value["blockedReason"], "cancelled", "{value}");
+            assert_eq!(value["output"]["retryable"], true, "{value}");
             assert!(value["recoveryHint"].as_str().unwrap().contains(hint), "{front:?}: {value}");
         }
     }

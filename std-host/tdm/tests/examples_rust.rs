@@ -185,7 +185,7 @@ fn dist_reader_passes_a_refused_read_on() {
     let (value, code, _) = run(&module("dist-reader"), "read", &json!({"path": "../plugins/hello.wasm"}));
     assert_eq!(code, Some(1), "{value}");
     assert_eq!(value["status"], "failed");
-    assert_eq!(value["blockedReason"], "permission_denied", "{value}");
+    assert_eq!(value["blockedReason"], "forbidden", "{value}");
     assert_eq!(value["output"]["retryable"], false);
 }
 

@@ -296,3 +296,43 @@ fn a_missing_wasm_beside_its_wat_names_the_wat() {
         assert!(stderr(&out).contains(&format!("did you mean {wat}?")), "{args:?}: {}", text(&out));
     }
 }
+
+/// The `forward` fixture: the plugin sends its params as one host call and answers the host's
+/// answer as its output.
+fn forward() -> String {
+    support::repo().join("std-host/fixtures/forward.wat").display().to_string()
+}
+
+#[test]
+fn a_refusal_no_grant_lifts_never_sends_the_user_to_an_operator_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let dist = dir.path().join("dist");
+    std::fs::create_dir(&dist).unwrap();
+    write(dir.path(), "secret.txt", "outside");
+    let audit = dir.path().join("audit.jsonl").display().to_string();
+    for path in ["../secret.txt", "/etc/passwd"] {
+        let call = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"dist.read","params":{{"path":"{path}"}}}}"#);
+        let args =
+            ["run", &forward(), "forward", "--params", &call, "--dist", dist.to_str().unwrap(), "--audit", &audit];
+        let out = tdm(dir.path(), &args, b"");
+        assert_eq!(out.status.code(), Some(0), "the plugin answers: {}", text(&out));
+        let answer = &json(&out)["output"];
+        assert_eq!(answer["blockedReason"], "forbidden", "{path}: {answer}");
+        let hint = answer["recoveryHint"].as_str().unwrap();
+        assert!(!hint.contains("Ask an operator") && !hint.contains("--grant"), "{path}: {hint}");
+        let message = answer["message"].as_str().unwrap();
+        assert!(message.contains("dist/") && !message.contains("outside\""), "{path}: {message}");
+    }
+    // A permission that exists still says who can grant it.
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"vault.read","params":{"name":"K"}}"#;
+    let out = tdm(dir.path(), &["run", &forward(), "forward", "--params", call], b"");
+    let answer = &json(&out)["output"];
+    assert_eq!(answer["blockedReason"], "permission_denied", "{answer}");
+    assert!(answer["recoveryHint"].as_str().unwrap().contains("grant"), "{answer}");
+    // The audit says the refusals were not granted, for the reason the plugin was told.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let lines: Vec<serde_json::Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let reads: Vec<_> = lines.iter().filter(|l| l["method"] == "dist.read").collect();
+    assert_eq!(reads.len(), 2, "{log}");
+    assert!(reads.iter().all(|l| l["granted"] == false && l["reason"] == "forbidden"), "{log}");
+}

@@ -94,7 +94,8 @@ fn check_cancelled(code: Option<i32>, stdout: &str, stderr: &str) {
     assert_eq!(code, Some(1), "an exit code (None: killed by the signal); stdout {stdout} stderr {stderr}");
     let outcome: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     assert_eq!(outcome["status"], "failed", "{outcome}");
-    assert_eq!(outcome["blockedReason"], "deadline_exceeded", "{outcome}");
+    assert_eq!(outcome["blockedReason"], "cancelled", "its own reason, not a timeout: {outcome}");
+    assert_eq!(outcome["output"]["retryable"], true, "{outcome}");
     assert!(outcome["message"].as_str().unwrap().contains("cancelled (Ctrl-C)"), "{outcome}");
     assert!(outcome["recoveryHint"].as_str().unwrap().contains("again"), "{outcome}");
     let stats: Value = stderr.lines().find_map(|l| serde_json::from_str(l).ok()).expect("the stats line");
@@ -157,29 +158,45 @@ fn parse_lines(stdout: &str) -> Vec<Value> {
     stdout.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}"))).collect()
 }
 
+/// `tdm replay TRACE --json` (workspace under `dir`), parsed.
+fn replay_json(trace: &Path, dir: &Path) -> Value {
+    let replayed = Command::new(env!("CARGO_BIN_EXE_tdm"))
+        .args(["replay", &trace.display().to_string(), "--json"])
+        .env("TDM_WORKSPACE", dir.join("ws"))
+        .output()
+        .unwrap();
+    serde_json::from_slice(&replayed.stdout).unwrap()
+}
+
 #[test]
 fn sigint_stops_the_intent_of_the_piped_repl_which_reads_on() {
     let dir = tempfile::tempdir().unwrap();
     let module = spinning_counter(dir.path());
+    let trace = dir.path().join("cancelled.trace");
     let mut child = spawn_piped_repl(dir.path(), &module);
-    // Both lines are in the pipe, and it is closed: after `spin` the REPL reads `count`, then
-    // the end of the input.
+    // All lines are in the pipe, and it is closed: after `spin` the REPL reads `count`, then
+    // the end of the input, which writes the recording.
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"spin\ncount\n").unwrap();
+    writeln!(stdin, ":record {}\nspin\ncount", trace.display()).unwrap();
     drop(stdin);
     interrupt_when_spinning(&mut child);
     let (code, stdout, stderr) = finish(child);
     assert_eq!(code, Some(0), "the session ends at the end of the input (None: killed by the signal): {stderr}");
     let lines = parse_lines(&stdout);
-    assert_eq!(lines.len(), 2, "one line per input line: {stdout}");
-    assert_eq!(lines[0]["status"], "failed", "{stdout}");
-    assert_eq!(lines[0]["blockedReason"], "deadline_exceeded", "{stdout}");
-    assert!(lines[0]["message"].as_str().unwrap().contains("cancelled (Ctrl-C)"), "{stdout}");
-    assert_eq!(lines[1]["status"], "completed", "{stdout}");
-    assert_eq!(lines[1]["output"]["count"], 1, "a fresh instance: {stdout}");
-    assert!(stderr.contains("line 1: fuel_used=") && stderr.contains(" cancelled"), "{stderr}");
+    assert_eq!(lines.len(), 3, "one line per input line: {stdout}");
+    assert_eq!(lines[0]["status"], "ok", "{stdout}");
+    assert_eq!(lines[1]["status"], "failed", "{stdout}");
+    assert_eq!(lines[1]["blockedReason"], "cancelled", "{stdout}");
+    assert!(lines[1]["message"].as_str().unwrap().contains("cancelled (Ctrl-C)"), "{stdout}");
+    assert_eq!(lines[2]["status"], "completed", "{stdout}");
+    assert_eq!(lines[2]["output"]["count"], 1, "a fresh instance: {stdout}");
+    assert!(stderr.contains("line 2: fuel_used=") && stderr.contains(" cancelled"), "{stderr}");
     assert!(!stderr.contains("interrupted"), "the signal was the intent's, not the wait's: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+    // The recording replays the cancel where it happened, as a cancel: identical.
+    assert!(stderr.contains("recorded 2 intent(s)"), "{stderr}");
+    let report = replay_json(&trace, dir.path());
+    assert_eq!((report["intents"].as_u64(), report["identical"].as_bool()), (Some(2), Some(true)), "{report}");
 }
 
 #[test]
@@ -210,12 +227,7 @@ fn sigint_while_the_piped_repl_waits_ends_the_session_and_writes_the_recording()
     assert!(rest.is_empty() && after.is_empty(), "no line without an entry: {after}");
     assert!(stderr.contains("interrupted (SIGINT) while waiting for input"), "{stderr}");
     assert!(stderr.contains("recorded 1 intent(s)"), "{stderr}");
-    let replayed = Command::new(env!("CARGO_BIN_EXE_tdm"))
-        .args(["replay", &trace.display().to_string(), "--json"])
-        .env("TDM_WORKSPACE", dir.path().join("ws"))
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    let report = replay_json(&trace, dir.path());
     assert_eq!((report["intents"].as_u64(), report["identical"].as_bool()), (Some(1), Some(true)), "{report}");
 }
 
@@ -268,7 +280,7 @@ fn sigint_stops_the_start_of_tdm_exec_which_exits_130_after_reporting() {
     assert!(stats["stats"]["fuelUsed"].as_u64().unwrap() > 0, "stopped while running: {stderr}");
     let report = lines.iter().find(|l| l.get("status").is_some()).expect("the report line");
     assert_eq!(report["status"], "cancelled", "{stderr}");
-    assert_eq!(report["blockedReason"], "deadline_exceeded", "{stderr}");
+    assert_eq!(report["blockedReason"], "cancelled", "{stderr}");
     assert_eq!(report["message"], "The command was cancelled (Ctrl-C) before it finished.", "{stderr}");
     assert!(report["hint"].as_str().is_some_and(|h| h.contains("tdm exec again")), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");

@@ -93,8 +93,20 @@ fn ctrl_c_interrupts_a_fetch_the_server_holds_open() {
     });
     let request =
         format!(r#"{{"jsonrpc":"2.0","id":1,"method":"net.fetch","params":{{"url":"http://127.0.0.1:{port}/slow"}}}}"#);
-    let args =
-        ["run", &forward(), "fetch", "--params", &request, "--grant", "network:127.0.0.1", "--timeout", DEADLINE];
+    let audit = dir.path().join("audit.jsonl").display().to_string();
+    let args = [
+        "run",
+        &forward(),
+        "fetch",
+        "--params",
+        &request,
+        "--grant",
+        "network:127.0.0.1",
+        "--timeout",
+        DEADLINE,
+        "--audit",
+        &audit,
+    ];
     let child = spawn(dir.path(), &args, Stdio::null());
     let connected = std::cell::Cell::new(false);
     let (code, stdout, _) = interrupt(child, "net.fetch", || {
@@ -104,6 +116,11 @@ fn ctrl_c_interrupts_a_fetch_the_server_holds_open() {
     assert_eq!(code, Some(1), "{stdout}");
     let outcome: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     assert!(outcome["message"].as_str().unwrap().contains("cancelled (Ctrl-C)"), "{outcome}");
+    assert_eq!(outcome["blockedReason"], "cancelled", "{outcome}");
+    // The audit says the fetch was cancelled, not that the host failed it.
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let fetch: serde_json::Value = log.lines().find_map(|l| serde_json::from_str(l).ok()).expect("an audit line");
+    assert_eq!((fetch["method"].as_str(), fetch["reason"].as_str()), (Some("net.fetch"), Some("cancelled")), "{log}");
 }
 
 #[test]
@@ -129,6 +146,7 @@ fn ctrl_c_interrupts_a_sleep() {
     let (code, stdout, _) = interrupt(child, "sleep", || true);
     assert_eq!(code, Some(1), "{stdout}");
     assert!(stdout.contains("cancelled (Ctrl-C)"), "{stdout}");
+    assert!(stdout.contains(r#""blockedReason":"cancelled""#), "{stdout}");
 }
 
 /// A plugin whose intent copies 32 MiB of memory in a loop: a `memory.copy` is one

@@ -62,8 +62,8 @@ fn refusal(path: &str, e: &FileError) -> HostAnswer {
             failed(format!("the file has {size} bytes; the cap is {limit} bytes"))
         }
         FileError::Io { kind: ErrorKind::PermissionDenied, .. } => HostAnswer::failed(
-            BlockedReason::PermissionDenied,
-            format!("dist.read `{path}`: the path leads outside dist/ (or is not readable)."),
+            BlockedReason::Forbidden,
+            format!("dist.read `{path}`: the path leads outside dist/ (or the host may not read it); read a file inside the plugin's dist/ folder."),
         ),
         // A path through a file (`a.txt/b`) names nothing, as a missing file does.
         FileError::Io { kind: ErrorKind::NotADirectory, .. } => failed("no such file".into()),
@@ -83,7 +83,7 @@ impl Dist {
             return HostAnswer::failed(BlockedReason::HostIntentFailed, "This plugin has no dist/ folder.");
         };
         if let Some(why) = lexical_refusal(path) {
-            return HostAnswer::failed(BlockedReason::PermissionDenied, format!("dist.read `{path}`: {why}."));
+            return HostAnswer::failed(BlockedReason::Forbidden, format!("dist.read `{path}`: {why}."));
         }
         let dir = match Dir::open_ambient_dir(root, ambient_authority()) {
             Ok(dir) => dir,

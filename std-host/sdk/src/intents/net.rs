@@ -170,10 +170,9 @@ impl Hop {
     /// it is not an http(s) URL.
     fn follow(&mut self, uri: &http::Uri, status: u16, location: &str) -> Result<(), Failure> {
         let next = resolve_location(uri, location.trim())
-            .map_err(|why| failure(BlockedReason::PermissionDenied, format!("`net.fetch` was redirected: {why}.")))?;
-        let next_host = url_host(&next).map_err(|why| {
-            failure(BlockedReason::PermissionDenied, format!("`net.fetch` was redirected, but {why}."))
-        })?;
+            .map_err(|why| failure(BlockedReason::Forbidden, format!("`net.fetch` was redirected: {why}.")))?;
+        let next_host = url_host(&next)
+            .map_err(|why| failure(BlockedReason::Forbidden, format!("`net.fetch` was redirected, but {why}.")))?;
         if uri.scheme_str() == Some("https") && next.starts_with("http://") {
             self.downgraded = true;
         }
@@ -345,8 +344,8 @@ fn client_uri(url: &str, host: &str) -> Result<http::Uri, Failure> {
     let authority = uri.authority().map_or("", http::uri::Authority::as_str).to_string();
     let ambiguous = || {
         failure(
-            BlockedReason::PermissionDenied,
-            format!("`net.fetch`: the URL's host is ambiguous (`{host}` or `{client_host}`)."),
+            BlockedReason::Forbidden,
+            format!("`net.fetch`: the URL's host is ambiguous (`{host}` or `{client_host}`); write the URL without userinfo or odd host forms."),
         )
     };
     let checked = Host::parse(host).map_err(|_| ambiguous())?;
@@ -417,8 +416,8 @@ impl Net {
                 }
                 Err(RecvTimeoutError::Timeout) if cancel.is_set() => {
                     return HostAnswer::failed(
-                        BlockedReason::HostIntentFailed,
-                        "`net.fetch` was cancelled (Ctrl-C) before the server answered.",
+                        BlockedReason::Cancelled,
+                        "`net.fetch` was cancelled by its caller before the server answered.",
                     )
                 }
                 Err(RecvTimeoutError::Timeout) => {}
@@ -492,8 +491,8 @@ impl Net {
                         // The server put a secret sent with the request into the redirect: the
                         // next hop would carry it to wherever the target points.
                         return Err(failure(
-                            BlockedReason::PermissionDenied,
-                            "`net.fetch` was redirected to a target that carries a secret sent with the request; it is not followed.",
+                            BlockedReason::Forbidden,
+                            "`net.fetch` was redirected to a target that carries a secret sent with the request; it is not followed (fetch the target without the secret, or ask the server's owner to stop echoing it).",
                         ));
                     }
                     if n == MAX_REDIRECTS {

@@ -172,8 +172,11 @@ impl Tools {
             let mut cycle = self.chain.clone();
             cycle.push(tool.to_string());
             return Err(HostAnswer::failed(
-                BlockedReason::PermissionDenied,
-                format!("tool.invoke refused: cycle: {}.", cycle.join(" -> ")),
+                BlockedReason::Forbidden,
+                format!(
+                    "tool.invoke refused: cycle: {}; a tool may not call back into its caller.",
+                    cycle.join(" -> ")
+                ),
             ));
         }
         if self.depth >= self.max_depth {

@@ -491,7 +491,7 @@ impl Session {
         let discarded = !sandbox.is_live();
         self.sandbox = Some(sandbox);
         let cancelled = self.cancel().is_some_and(Cancel::clear)
-            && report.outcome.blocked_reason() == Some(BlockedReason::DeadlineExceeded);
+            && report.outcome.blocked_reason() == Some(BlockedReason::Cancelled);
         let launch_fuel = report.launch_fuel;
         let notices = take_notices(&self.notices);
         Ok(RunReport { discarded, report, elapsed, cancelled, launch_fuel, undeclared: false, notices })

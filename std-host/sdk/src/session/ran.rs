@@ -106,7 +106,7 @@ pub struct RunReport {
     pub report: IntentReport,
     /// Wall time, launch included.
     pub elapsed: Duration,
-    /// Cancelled by Ctrl-C (it ends as `deadline_exceeded`).
+    /// Cancelled by its caller (Ctrl-C at the CLI): the outcome is `cancelled`.
     pub cancelled: bool,
     /// The instance was discarded (the next intent starts a fresh one).
     pub discarded: bool,

@@ -95,7 +95,7 @@ fn errln_json(value: &Value) {
 /// defaults to the one [`Front::Exec`] gives for the failure (`context`).
 fn report(args: &ExecArgs, what: &str, failure: &Failure, hint: Option<String>, context: Context) {
     let hint = hint.or_else(|| recovery_hint(failure, Front::Exec, context));
-    let message = if context.cancelled {
+    let message = if failure.reason == BlockedReason::Cancelled {
         "The command was cancelled (Ctrl-C) before it finished.".to_string()
     } else {
         command_message(failure)
@@ -175,8 +175,8 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
     }
     match run.report.exit {
         CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
-        CommandExit::Failed(failure) if run.cancelled && failure.reason == BlockedReason::DeadlineExceeded => {
-            report(args, "cancelled", &failure, None, Context { cancelled: true, ..Context::default() });
+        CommandExit::Failed(failure) if failure.reason == BlockedReason::Cancelled => {
+            report(args, "cancelled", &failure, None, Context::default());
             Ok(EXIT_EXEC_CANCELLED)
         }
         CommandExit::Failed(failure) => {
