@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod catalogue;
 pub mod command;
 pub mod declared;
 pub mod dirfs;
