@@ -1,6 +1,7 @@
 //! The audit log: one JSON line per host-call decision, appended to a file:
 //! `{"time", "plugin", "hash", "method", "permission", "granted", "bytes", "fuel", "reason"}`,
-//! with `time` in RFC 3339 UTC (milliseconds). The record core hands over carries no params,
+//! with `time` in RFC 3339 UTC (milliseconds), and `caller` when the run was asked for by
+//! someone the host names (`tdm mcp`: the MCP client's name). The record core hands over carries no params,
 //! so no secret value (nor any header or body) can reach the file. A write error is reported
 //! once per log as a [`Notice`] (tdm prints it on stderr), never a panic, and never stops the
 //! plugin.
@@ -18,6 +19,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 #[derive(Debug, Clone, Default)]
 pub struct AuditLog {
     path: Option<PathBuf>,
+    /// Who asked for the run, when the host names them (text a client chose).
+    caller: Option<String>,
     warned: bool,
     /// Where a write error is reported.
     notices: Notices,
@@ -54,7 +57,13 @@ fn now_ms() -> u64 {
 impl AuditLog {
     /// Appends to `path` (none: decisions are not recorded).
     pub fn new(path: Option<PathBuf>) -> Self {
-        Self { path, warned: false, notices: Notices::default() }
+        Self { path, caller: None, warned: false, notices: Notices::default() }
+    }
+
+    /// Names who asked for the run in every entry (`caller`; `None`: no such member).
+    pub fn with_caller(mut self, caller: Option<String>) -> Self {
+        self.caller = caller;
+        self
     }
 
     /// Reports a write error into `notices` (a sandbox's, shared with its log).
@@ -70,7 +79,12 @@ impl AuditLog {
 
     /// The JSON entry of one decision.
     pub fn entry(identity: &PluginIdentity, record: &AuditRecord, unix_ms: u64) -> Value {
-        json!({
+        Self::entry_for(identity, record, unix_ms, None)
+    }
+
+    /// [`AuditLog::entry`], naming `caller` when there is one.
+    pub fn entry_for(identity: &PluginIdentity, record: &AuditRecord, unix_ms: u64, caller: Option<&str>) -> Value {
+        let mut entry = json!({
             "time": rfc3339_utc(unix_ms),
             "plugin": identity.id,
             "hash": identity.hash,
@@ -80,7 +94,11 @@ impl AuditLog {
             "bytes": record.bytes,
             "fuel": record.fuel_used,
             "reason": record.reason.map(contour_core::BlockedReason::as_str),
-        })
+        });
+        if let Some(caller) = caller {
+            entry["caller"] = json!(caller);
+        }
+        entry
     }
 
     /// Appends one decision.
@@ -88,7 +106,7 @@ impl AuditLog {
         let Some(path) = &self.path else {
             return;
         };
-        let mut line = Self::entry(identity, record, now_ms()).to_string();
+        let mut line = Self::entry_for(identity, record, now_ms(), self.caller.as_deref()).to_string();
         line.push('\n');
         // One write of the whole line on an O_APPEND file: concurrent writers do not interleave.
         // Opened non-blocking: a FIFO without a reader is an error, never a wait.

@@ -45,6 +45,8 @@ pub struct Tools {
     pub grants: HashMap<String, Permissions>,
     /// The audit file nested sandboxes append to.
     pub audit_path: Option<PathBuf>,
+    /// Who asked for the root run, named in nested sandboxes' audit entries too.
+    pub audit_caller: Option<String>,
     /// The environment of nested sandboxes: the caller's choice (seed, Ctrl-C cancel).
     pub environment: EnvironmentChoice,
     /// The most linear memory a nested sandbox may have: the caller's own limit (a tool never
@@ -75,6 +77,7 @@ impl Tools {
             chain,
             grants: HashMap::new(),
             audit_path: None,
+            audit_caller: None,
             environment: EnvironmentChoice::default(),
             max_memory_bytes: Policy::default().max_memory_bytes,
         }
@@ -95,6 +98,12 @@ impl Tools {
     /// Nested sandboxes append their decisions to `path`.
     pub fn with_audit(mut self, path: Option<PathBuf>) -> Self {
         self.audit_path = path;
+        self
+    }
+
+    /// Nested sandboxes' audit entries name `caller` (who asked for the root run).
+    pub fn with_audit_caller(mut self, caller: Option<String>) -> Self {
+        self.audit_caller = caller;
         self
     }
 
@@ -156,7 +165,9 @@ impl Tools {
             vault: vault::Vault::default(),
             context: context::Context::default(),
             tools: self.nested(tool),
-            audit: audit::AuditLog::new(self.audit_path.clone()).with_notices(log.notices()),
+            audit: audit::AuditLog::new(self.audit_path.clone())
+                .with_caller(self.audit_caller.clone())
+                .with_notices(log.notices()),
             grants: grants.clone(),
         };
         let env = self.environment.environment(Duration::from_millis(timeout_ms));

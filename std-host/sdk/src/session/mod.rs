@@ -77,6 +77,8 @@ pub struct SessionOptions {
     pub log_level: LogLevel,
     /// `-q`: the plugin's captured output is not forwarded.
     pub quiet: bool,
+    /// Who asked for the runs, named in every audit entry (`tdm mcp`: the MCP client's name).
+    pub caller: Option<String>,
 }
 
 /// What a session runs.
@@ -335,6 +337,7 @@ impl Session {
         Ok(StdIntents {
             tools: Tools::new(registry, vec![self.identity.id.clone()], TOOL_MAX_DEPTH)
                 .with_audit(Some(audit_path.clone()))
+                .with_audit_caller(self.options.caller.clone())
                 .with_environment(self.environment.clone())
                 .with_max_memory(self.policy().max_memory_bytes),
             identity: self.identity.clone(),
@@ -345,7 +348,9 @@ impl Session {
             net: Net::new(NET_MAX_BODY_BYTES).with_cancel(self.options.cancel.clone()),
             vault: Vault::load(vault_path.as_deref()).map_err(SessionError::Vault)?,
             context: Context::load(context_path.as_deref()).map_err(SessionError::Context)?,
-            audit: AuditLog::new(Some(audit_path)).with_notices(Arc::clone(&self.notices)),
+            audit: AuditLog::new(Some(audit_path))
+                .with_caller(self.options.caller.clone())
+                .with_notices(Arc::clone(&self.notices)),
             grants: self.grants.clone(),
         })
     }
