@@ -8,6 +8,7 @@
 mod cli;
 mod exit;
 mod hints;
+mod mcp;
 mod plugin_lines;
 mod repl;
 mod stdout_delivery;

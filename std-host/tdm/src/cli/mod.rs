@@ -92,6 +92,8 @@ pub enum Command {
     Audit(audit::AuditArgs),
     /// Replay a recorded session (--record FILE): the same bytes and fuel, or the first divergence.
     Replay(replay::ReplayArgs),
+    /// Serve the approved plugins' intents as MCP tools to an agent, over stdio.
+    Mcp(crate::mcp::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
 }
@@ -112,6 +114,7 @@ fn dispatch(command: &Command, global: &GlobalArgs) -> u8 {
         Command::Workspace(args) => status::main(args, global),
         Command::Audit(args) => audit::main(args, global),
         Command::Replay(args) => replay::main(args, global),
+        Command::Mcp(args) => crate::mcp::main(args, global),
         Command::Completions(args) => completions::main(args, global),
     }
 }

@@ -1,0 +1,282 @@
+//! The MCP server's tool calls: each runs as `tdm call` runs an intent (the approved-launch
+//! check first, then its approved limits and host intents, audited, its figures kept in the
+//! workspace), in a fresh instance on a thread of its own, at most `workers` at once and
+//! `max_in_flight` held, each with the cancel handle `notifications/cancelled` sets.
+
+use super::wire::Outbox;
+use crate::terminal::errln;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use tdm_sdk::catalogue::Tool;
+use tdm_sdk::environment::{Cancel, CANCEL_POLL};
+use tdm_sdk::intents::Notice;
+use tdm_sdk::operator;
+use tdm_sdk::params::Params;
+use tdm_sdk::session::{HostFiles, Request, Session, SessionOptions};
+use tdm_sdk::workspace::Workspace;
+
+/// MCP's log levels, lowest first (`logging/setLevel`, `notifications/message`).
+pub const LEVELS: [&str; 8] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+/// A call in flight: its cancel handle, and whether its answer is withheld (the client
+/// cancelled it, so it expects none).
+struct Flight {
+    cancel: Cancel,
+    withheld: bool,
+}
+
+/// Why a call was not started.
+#[derive(Debug, PartialEq, Eq)]
+pub enum NotStarted {
+    /// `max_in_flight` calls are held already.
+    Busy(usize),
+    /// A call with the same id is in flight.
+    IdInUse,
+}
+
+/// The calls of one session.
+pub struct Calls {
+    in_flight: Arc<Mutex<HashMap<String, Flight>>>,
+    free_workers: Arc<(Mutex<usize>, Condvar)>,
+    max_in_flight: usize,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The lowest MCP log level the client wants (index into [`LEVELS`]).
+    pub log_level: Arc<AtomicU8>,
+    workspace: PathBuf,
+    outbox: Outbox,
+    /// The client's name (from `initialize`), named in the audit of every call.
+    pub client: Arc<Mutex<Option<String>>>,
+}
+
+impl Calls {
+    /// Calls on `workspace`, answered through `outbox`, `workers` at once, `max_in_flight` held.
+    pub fn new(workspace: PathBuf, outbox: Outbox, workers: usize, max_in_flight: usize) -> Self {
+        Self {
+            in_flight: Arc::default(),
+            free_workers: Arc::new((Mutex::new(workers.max(1)), Condvar::new())),
+            max_in_flight,
+            threads: Mutex::default(),
+            log_level: Arc::new(AtomicU8::new(1)),
+            workspace,
+            outbox,
+            client: Arc::default(),
+        }
+    }
+
+    /// Starts `tool` with `arguments` as request `id`; its answer is sent when it ends.
+    pub fn start(&self, id: Value, tool: Tool, arguments: Map<String, Value>) -> Result<(), NotStarted> {
+        let key = id.to_string();
+        let cancel = Cancel::new();
+        {
+            let mut in_flight = self.in_flight.lock().map_err(|_| NotStarted::Busy(self.max_in_flight))?;
+            if in_flight.contains_key(&key) {
+                return Err(NotStarted::IdInUse);
+            }
+            if in_flight.len() >= self.max_in_flight {
+                return Err(NotStarted::Busy(self.max_in_flight));
+            }
+            in_flight.insert(key.clone(), Flight { cancel: cancel.clone(), withheld: false });
+        }
+        let call = Call {
+            id,
+            key,
+            tool,
+            arguments,
+            cancel,
+            in_flight: Arc::clone(&self.in_flight),
+            free_workers: Arc::clone(&self.free_workers),
+            log_level: Arc::clone(&self.log_level),
+            workspace: self.workspace.clone(),
+            outbox: self.outbox.clone(),
+            caller: self.client.lock().ok().and_then(|client| client.clone()),
+        };
+        let spawned = std::thread::Builder::new().name("tdm-mcp-call".into()).spawn(move || call.run());
+        match spawned {
+            Ok(handle) => {
+                if let Ok(mut threads) = self.threads.lock() {
+                    threads.retain(|t| !t.is_finished());
+                    threads.push(handle);
+                }
+                Ok(())
+            }
+            Err(_) => Err(NotStarted::Busy(self.max_in_flight)),
+        }
+    }
+
+    /// Cancels the call with request id `id` (if it is in flight); its answer is withheld.
+    pub fn cancel(&self, id: &Value) {
+        if let Ok(mut in_flight) = self.in_flight.lock() {
+            if let Some(flight) = in_flight.get_mut(&id.to_string()) {
+                flight.withheld = true;
+                flight.cancel.set();
+            }
+        }
+    }
+
+    /// Cancels every call in flight and waits for them to end (the session is over).
+    pub fn cancel_all_and_wait(&self) {
+        if let Ok(in_flight) = self.in_flight.lock() {
+            for flight in in_flight.values() {
+                flight.cancel.set();
+            }
+        }
+        let threads = self.threads.lock().map(|mut t| std::mem::take(&mut *t)).unwrap_or_default();
+        for thread in threads {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// One call, on its own thread.
+struct Call {
+    id: Value,
+    key: String,
+    tool: Tool,
+    arguments: Map<String, Value>,
+    cancel: Cancel,
+    in_flight: Arc<Mutex<HashMap<String, Flight>>>,
+    free_workers: Arc<(Mutex<usize>, Condvar)>,
+    log_level: Arc<AtomicU8>,
+    workspace: PathBuf,
+    outbox: Outbox,
+    caller: Option<String>,
+}
+
+impl Call {
+    fn run(self) {
+        let result = if self.take_worker() {
+            let result = self.execute();
+            self.give_worker();
+            result
+        } else {
+            failed("The call was cancelled before it started.", "cancelled", "Call the tool again.", true)
+        };
+        let withheld = self.in_flight.lock().ok().and_then(|mut f| f.remove(&self.key)).is_some_and(|f| f.withheld);
+        if !withheld {
+            let _ = self.outbox.result(&self.id, result);
+        }
+    }
+
+    /// Waits for a free worker; false when the call was cancelled first.
+    fn take_worker(&self) -> bool {
+        let (free, freed) = &*self.free_workers;
+        let Ok(mut free) = free.lock() else { return false };
+        while *free == 0 {
+            if self.cancel.is_set() {
+                return false;
+            }
+            free = match freed.wait_timeout(free, CANCEL_POLL) {
+                Ok((free, _)) => free,
+                Err(_) => return false,
+            };
+        }
+        *free -= 1;
+        true
+    }
+
+    fn give_worker(&self) {
+        let (free, freed) = &*self.free_workers;
+        if let Ok(mut free) = free.lock() {
+            *free += 1;
+            freed.notify_one();
+        }
+    }
+
+    /// Runs the intent in a fresh session of the installed plugin; the `tools/call` result.
+    fn execute(&self) -> Value {
+        let workspace = Workspace::existing(self.workspace.clone());
+        let options = SessionOptions {
+            cancel: Some(self.cancel.clone()),
+            host: HostFiles { workspace: Some(self.workspace.clone()), ..HostFiles::default() },
+            quiet: true,
+            caller: self.caller.as_ref().map(|client| format!("mcp:{client}")),
+            ..SessionOptions::default()
+        };
+        let mut session = match Session::open_installed(&workspace, &self.tool.plugin, options) {
+            Ok(session) => session,
+            Err(e) => {
+                return match e.failure() {
+                    Some(failure) => outcome_result(&contour_core::Outcome::from_failure(failure).json, None),
+                    None => {
+                        failed(&e.to_string(), "host_fault", "Check the workspace with `tdm workspace status`.", true)
+                    }
+                }
+            }
+        };
+        let text = Value::Object(self.arguments.clone()).to_string();
+        let params = match Params::from_text(&text) {
+            Ok(params) => params,
+            Err(e) => return failed(&format!("The arguments cannot be passed on: {e}."), "invalid_params", "", false),
+        };
+        let request = Request::Intent { method: self.tool.intent.clone(), params };
+        let ran = match session.run(&request) {
+            Ok(ran) => ran,
+            Err(e) => return failed(&e.to_string(), "host_fault", "Call the tool again.", true),
+        };
+        if let Err(e) = operator::record_last_call(&workspace, &self.tool.plugin, ran.last_call(&self.tool.intent)) {
+            errln!("tdm mcp: could not record the call in the workspace: {e}");
+        }
+        self.send_notices(&ran.notices);
+        outcome_result(&ran.report.outcome.json, ran.report.outcome.output_json())
+    }
+
+    /// The plugin's log lines at or above the client's level, as `notifications/message`;
+    /// the host's notices on stderr.
+    fn send_notices(&self, notices: &[Notice]) {
+        let wanted = usize::from(self.log_level.load(Ordering::Relaxed));
+        for notice in notices {
+            match notice {
+                Notice::Log { id, level, message } => {
+                    let rank = match level.as_str() {
+                        "debug" => 0,
+                        "info" => 1,
+                        "warn" => 3,
+                        _ => 4,
+                    };
+                    if rank >= wanted {
+                        let params = json!({"level": LEVELS[rank], "logger": format!("plugin {id}"), "data": message});
+                        let _ = self.outbox.notify("notifications/message", params);
+                    }
+                }
+                other => errln!("tdm mcp: {other}"),
+            }
+        }
+    }
+}
+
+/// The `tools/call` result of an outcome (`json`; `output`: a completed one's output text as
+/// the plugin wrote it): the output as a text block, and as `structuredContent` when it is an
+/// object; a failed outcome is `isError` with its fields, never a protocol error.
+pub fn outcome_result(json: &str, output: Option<&str>) -> Value {
+    let value: Value = serde_json::from_str(json).unwrap_or(Value::Null);
+    if value["status"] == "completed" {
+        let structured = value.get("output").filter(|o| o.is_object()).cloned();
+        let text = output.map_or_else(|| value["output"].to_string(), str::to_string);
+        let mut result = json!({"content": [{"type": "text", "text": text}], "isError": false});
+        if let Some(structured) = structured {
+            result["structuredContent"] = structured;
+        }
+        return result;
+    }
+    let text = |key: &str| value[key].as_str().unwrap_or_default().to_string();
+    let retryable = value["output"]["retryable"].as_bool().unwrap_or(false);
+    failed(&text("message"), &text("blockedReason"), &text("recoveryHint"), retryable)
+}
+
+/// A failed `tools/call` result.
+pub fn failed(message: &str, reason: &str, hint: &str, retryable: bool) -> Value {
+    let mut text = format!("{message} ({reason})");
+    if !hint.is_empty() {
+        text.push(' ');
+        text.push_str(hint);
+    }
+    json!({
+        "content": [{"type": "text", "text": text}],
+        "isError": true,
+        "structuredContent": {"status": "failed", "message": message, "blockedReason": reason, "recoveryHint": hint, "retryable": retryable},
+    })
+}

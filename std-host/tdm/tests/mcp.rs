@@ -1,0 +1,334 @@
+//! `tdm mcp` through the built binary, driven over stdio as an agent's client would: the
+//! handshake and its order, the tools (only approved plugins' declared intents), calls run as
+//! `tdm call` runs them, a revoke in another shell seen at once, cancellation and the bound on
+//! calls in flight, and bad input of every kind answered with an error while the server goes
+//! on. Every wait is bounded (30 s), so a server that hangs fails the test.
+
+#[path = "support/tdm.rs"]
+mod support;
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+use support::{install_approved, package, repo, tdm, text, SPIN};
+
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// A `tdm mcp` session over pipes.
+struct Mcp {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    messages: Receiver<Value>,
+    /// Every message received so far.
+    seen: std::cell::RefCell<Vec<Value>>,
+}
+
+impl Mcp {
+    fn start(ws: &Path, flags: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
+            .arg("mcp")
+            .args(flags)
+            .env("TDM_WORKSPACE", ws)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tdm mcp starts");
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (sender, messages) = channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let line = line.expect("stdout is UTF-8");
+                let value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+                if sender.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        Self { stdin: child.stdin.take(), child, messages, seen: Default::default() }
+    }
+
+    /// A started session, initialized at the newest revision.
+    fn initialized(ws: &Path, flags: &[&str]) -> Self {
+        let mut mcp = Self::start(ws, flags);
+        let answer = mcp.request(0, "initialize", initialize("2025-11-25"));
+        assert_eq!(answer["result"]["protocolVersion"], "2025-11-25", "{answer}");
+        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        mcp
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send_request(&mut self, id: impl Into<Value>, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params}).to_string());
+    }
+
+    /// The next message that `matches`, within the patience (others are dropped).
+    fn wait_for(&self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            let left = PATIENCE.checked_sub(start.elapsed()).unwrap_or_else(|| panic!("no {what} within {PATIENCE:?}"));
+            let message = self.messages.recv_timeout(left).unwrap_or_else(|_| panic!("no {what} within {PATIENCE:?}"));
+            self.seen.borrow_mut().push(message.clone());
+            if matches(&message) {
+                return message;
+            }
+        }
+    }
+
+    /// The answer to request `id`.
+    fn answer(&self, id: impl Into<Value>) -> Value {
+        let id = id.into();
+        self.wait_for(&format!("answer to {id}"), |m| m["id"] == id && m.get("method").is_none())
+    }
+
+    fn request(&mut self, id: impl Into<Value>, method: &str, params: Value) -> Value {
+        let id = id.into();
+        self.send_request(id.clone(), method, params);
+        self.answer(id)
+    }
+
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.request(id, "tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    /// Closes stdin and waits for the exit code (within the patience).
+    fn close(self) -> (Option<i32>, Vec<Value>) {
+        let (code, rest, _) = self.close_and_see();
+        (code, rest)
+    }
+
+    /// [`Mcp::close`], with every message the session sent.
+    fn close_and_see(mut self) -> (Option<i32>, Vec<Value>, Vec<Value>) {
+        drop(self.stdin.take());
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > PATIENCE {
+                let _ = self.child.kill();
+                panic!("tdm mcp did not exit after stdin closed");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let rest: Vec<Value> = std::iter::from_fn(|| self.messages.recv_timeout(Duration::from_secs(2)).ok()).collect();
+        let mut seen = self.seen.take();
+        seen.extend(rest.iter().cloned());
+        (status.code(), rest, seen)
+    }
+}
+
+fn initialize(version: &str) -> Value {
+    json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "mcp-test", "version": "1"}})
+}
+
+fn error_code(answer: &Value) -> i64 {
+    answer["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {answer}"))
+}
+
+/// A workspace with echo (approved), `spin` (approved) and `pending` (installed only).
+fn workspace(dir: &Path) -> PathBuf {
+    let ws = dir.join("ws");
+    let echo = std::fs::read_to_string(repo().join("examples/echo/echo.wat")).unwrap();
+    install_approved(&ws, &package(dir, "echo-pkg", "echo", &echo, &[("greet", "Returns its params.")], ""));
+    install_approved(&ws, &package(dir, "spin-pkg", "spin", SPIN, &[("spin", "Never ends.")], ""));
+    let pending = package(dir, "pending-pkg", "pending", &echo, &[("greet", "Not approved.")], "");
+    let out = tdm(&ws, &["install", &pending.display().to_string()], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    ws
+}
+
+#[test]
+fn the_handshake_negotiates_a_revision_and_comes_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    for (asked, given) in [
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        ("2024-11-05", "2025-11-25"),
+    ] {
+        let mut mcp = Mcp::start(&ws, &[]);
+        assert_eq!(mcp.request(1, "ping", json!({}))["result"], json!({}), "ping needs no handshake");
+        // The stateless revision's probe: a handshake-era server says it has no such method,
+        // which is what makes a client in `auto` mode fall back to `initialize`.
+        assert_eq!(error_code(&mcp.request(2, "server/discover", json!({}))), -32601);
+        assert_eq!(error_code(&mcp.request(3, "tools/list", json!({}))), -32600, "before initialize");
+        let answer = mcp.request(4, "initialize", initialize(asked));
+        assert_eq!(answer["result"]["protocolVersion"], given, "{answer}");
+        assert_eq!(answer["result"]["capabilities"]["tools"]["listChanged"], true, "{answer}");
+        assert_eq!(error_code(&mcp.request(5, "initialize", initialize(asked))), -32600, "a second initialize");
+        assert_eq!(error_code(&mcp.request(6, "no/such/method", json!({}))), -32601);
+        let (code, _) = mcp.close();
+        assert_eq!(code, Some(0));
+    }
+}
+
+#[test]
+fn tools_are_the_approved_intents_and_calls_run_as_tdm_call_runs_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    let mut mcp = Mcp::initialized(&ws, &[]);
+    let listed = mcp.request(1, "tools/list", json!({}));
+    let names: Vec<&str> =
+        listed["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["echo__greet", "spin__spin"], "the installed-only plugin is not listed: {listed}");
+    let greet = &listed["result"]["tools"][0];
+    assert_eq!(greet["description"], "Returns its params.");
+    assert_eq!(greet["inputSchema"], json!({"type": "object"}));
+    assert_eq!(greet["annotations"]["openWorldHint"], false);
+
+    let answer = mcp.call(2, "echo__greet", json!({"name": "Ada"}));
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(answer["result"]["structuredContent"], json!({"name": "Ada"}), "{answer}");
+    let text_block: Value = serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text_block, json!({"name": "Ada"}));
+
+    // Arguments that are not an object are refused before the plugin runs.
+    let refused = mcp.call(3, "echo__greet", json!([1, 2]));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert_eq!(refused["result"]["structuredContent"]["blockedReason"], "invalid_params", "{refused}");
+    // The installed-only plugin's intent is refused as not approved, a nameless one as unknown.
+    let pending = mcp.call(4, "pending__greet", json!({}));
+    assert_eq!(pending["result"]["structuredContent"]["blockedReason"], "not_approved", "{pending}");
+    assert!(pending["result"]["content"][0]["text"].as_str().unwrap().contains("tdm approve"), "{pending}");
+    assert_eq!(error_code(&mcp.call(5, "nosuch__tool", json!({}))), -32602);
+    let (code, _) = mcp.close();
+    assert_eq!(code, Some(0));
+    // As `tdm call` does, the call's figures are kept in the workspace.
+    let status = tdm(&ws, &["workspace", "status", "--json"], b"");
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    let echo = status["plugins"].as_array().unwrap().iter().find(|p| p["id"] == "echo").unwrap().clone();
+    assert!(echo["lastCall"].is_object(), "{echo}");
+}
+
+#[test]
+fn a_revoke_in_another_shell_changes_the_list_and_refuses_the_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    let mut mcp = Mcp::initialized(&ws, &["--plugin", "echo"]);
+    let listed = mcp.request(1, "tools/list", json!({}));
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 1, "--plugin narrows: {listed}");
+    let out = tdm(&ws, &["revoke", "echo"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    mcp.wait_for("tools/list_changed", |m| m["method"] == "notifications/tools/list_changed");
+    let answer = mcp.call(2, "echo__greet", json!({}));
+    assert_eq!(answer["result"]["structuredContent"]["blockedReason"], "not_approved", "{answer}");
+    assert_eq!(mcp.request(3, "tools/list", json!({}))["result"]["tools"], json!([]));
+    mcp.close();
+}
+
+#[test]
+fn a_cancelled_call_stops_others_go_on_and_calls_in_flight_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    // One worker: four calls may be held, the fifth is refused.
+    let mut mcp = Mcp::initialized(&ws, &["--workers", "1"]);
+    mcp.send_request(10, "tools/call", json!({"name": "spin__spin", "arguments": {}}));
+    for id in 11..14 {
+        mcp.send_request(id, "tools/call", json!({"name": "echo__greet", "arguments": {"n": id}}));
+    }
+    let busy = mcp.request(14, "tools/call", json!({"name": "echo__greet", "arguments": {}}));
+    assert_eq!(error_code(&busy), -32000, "{busy}");
+    assert!(busy["error"]["message"].as_str().unwrap().contains("in flight"), "{busy}");
+    // Reusing the id of a call in flight is refused.
+    assert_eq!(error_code(&mcp.request(10, "tools/call", json!({"name": "echo__greet"}))), -32600);
+    // The spin holds the one worker until it is cancelled; then the queued calls run.
+    mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 10}}).to_string());
+    let mut answered: Vec<u64> = (0..3)
+        .map(|_| mcp.wait_for("a queued call's answer", |m| m.get("result").is_some()))
+        .map(|m| m["result"]["structuredContent"]["n"].as_u64().unwrap_or_else(|| panic!("{m}")))
+        .collect();
+    answered.sort_unstable();
+    assert_eq!(answered, [11, 12, 13]);
+    assert_eq!(mcp.request(15, "ping", json!({}))["result"], json!({}));
+    // A spin that stdin's end cancels is answered `cancelled`, not `deadline_exceeded` (5 s).
+    mcp.send_request(16, "tools/call", json!({"name": "spin__spin", "arguments": {}}));
+    std::thread::sleep(Duration::from_millis(200));
+    let (code, rest, seen) = mcp.close_and_see();
+    assert_eq!(code, Some(0));
+    assert!(
+        seen.iter().all(|m| m["id"] != 10 || m.get("error").is_some()),
+        "a cancelled call is not answered: {seen:?}"
+    );
+    let last = rest.iter().find(|m| m["id"] == 16).unwrap_or_else(|| panic!("call 16 answered: {rest:?}"));
+    assert_eq!(last["result"]["structuredContent"]["blockedReason"], "cancelled", "{last}");
+}
+
+#[test]
+fn bad_input_gets_an_error_and_the_server_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    let mut mcp = Mcp::initialized(&ws, &[]);
+    let deep = format!("{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{{\"name\":\"echo__greet\",\"arguments\":{{\"a\":{}1{}}}}}}}", "[".repeat(100_000), "]".repeat(100_000));
+    let cases: Vec<(Vec<u8>, i64)> = vec![
+        (b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":".to_vec(), -32700),
+        (b"not json at all".to_vec(), -32700),
+        (b"\xff\xfe\x00garbage".to_vec(), -32700),
+        (b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]".to_vec(), -32600),
+        (b"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}".to_vec(), -32600),
+        (
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":\"{}\",\"method\":\"ping\"}}", "i".repeat(100_000)).into_bytes(),
+            -32600,
+        ),
+        (vec![b'x'; 5 * 1024 * 1024], -32600),
+        (deep.into_bytes(), -32700),
+    ];
+    for (line, code) in cases {
+        let stdin = mcp.stdin.as_mut().unwrap();
+        stdin.write_all(&line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        let answer = mcp.wait_for("an error", |m| m.get("error").is_some());
+        assert_eq!(error_code(&answer), code, "{}: {answer}", String::from_utf8_lossy(&line[..line.len().min(60)]));
+    }
+    let long_name = "t".repeat(100_000);
+    let answer = mcp.call(20, &long_name, json!({}));
+    assert_eq!(error_code(&answer), -32602);
+    assert!(answer["error"]["message"].as_str().unwrap().len() < 1000, "the name is not echoed whole");
+    assert_eq!(
+        mcp.call(21, "echo__greet", json!({"still": "serving"}))["result"]["structuredContent"]["still"],
+        "serving"
+    );
+    let (code, _) = mcp.close();
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn a_call_is_audited_with_the_client_and_its_log_lines_reach_it_at_its_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let forward = std::fs::read_to_string(repo().join("std-host/fixtures/forward.wat")).unwrap();
+    install_approved(
+        &ws,
+        &package(dir.path(), "fwd-pkg", "fwd", &forward, &[("forward", "Forwards a host call.")], ""),
+    );
+    let mut mcp = Mcp::initialized(&ws, &[]);
+    let log = |id: u64, level: &str| json!({"jsonrpc": "2.0", "id": id, "method": "log", "params": {"level": level, "message": format!("line {id}")}});
+    assert_eq!(mcp.call(1, "fwd__forward", log(1, "info"))["result"]["isError"], false);
+    // The call's log lines come before its answer.
+    let message = mcp.seen.borrow().iter().find(|m| m["method"] == "notifications/message").cloned();
+    let message = message.expect("the plugin's log line reached the client");
+    assert_eq!(
+        (message["params"]["level"].as_str(), message["params"]["data"].as_str()),
+        (Some("info"), Some("line 1"))
+    );
+    // Below the level the client set, nothing is sent.
+    assert_eq!(mcp.request(2, "logging/setLevel", json!({"level": "error"}))["result"], json!({}));
+    mcp.call(3, "fwd__forward", log(3, "info"));
+    assert_eq!(error_code(&mcp.request(4, "logging/setLevel", json!({"level": "loud"}))), -32602);
+    let (_, _, seen) = mcp.close_and_see();
+    assert_eq!(seen.iter().filter(|m| m["method"] == "notifications/message").count(), 1, "{seen:?}");
+    let audit = std::fs::read_to_string(ws.join("audit.jsonl")).unwrap();
+    let entries: Vec<Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(entries.len(), 2, "{audit}");
+    assert!(entries.iter().all(|e| e["caller"] == "mcp:mcp-test" && e["method"] == "log"), "{audit}");
+}
