@@ -38,37 +38,50 @@ pub enum NotStarted {
     IdInUse,
 }
 
+/// Free worker slots, shared by every session of a server: at most that many calls run at once.
+pub type Workers = Arc<(Mutex<usize>, Condvar)>;
+
+/// `count` free worker slots.
+pub fn workers(count: usize) -> Workers {
+    Arc::new((Mutex::new(count.max(1)), Condvar::new()))
+}
+
 /// The calls of one session.
 pub struct Calls {
     in_flight: Arc<Mutex<HashMap<String, Flight>>>,
-    free_workers: Arc<(Mutex<usize>, Condvar)>,
+    free_workers: Workers,
     max_in_flight: usize,
     threads: Mutex<Vec<JoinHandle<()>>>,
     /// The lowest MCP log level the client wants (index into [`LEVELS`]).
     pub log_level: Arc<AtomicU8>,
     workspace: PathBuf,
-    outbox: Outbox,
     /// The client's name (from `initialize`), named in the audit of every call.
     pub client: Arc<Mutex<Option<String>>>,
 }
 
 impl Calls {
-    /// Calls on `workspace`, answered through `outbox`, `workers` at once, `max_in_flight` held.
-    pub fn new(workspace: PathBuf, outbox: Outbox, workers: usize, max_in_flight: usize) -> Self {
+    /// Calls on `workspace`, `workers` at once (shared with other sessions through
+    /// `free_workers`: see [`workers`]), `max_in_flight` held.
+    pub fn new(workspace: PathBuf, free_workers: Workers, max_in_flight: usize) -> Self {
         Self {
             in_flight: Arc::default(),
-            free_workers: Arc::new((Mutex::new(workers.max(1)), Condvar::new())),
+            free_workers,
             max_in_flight,
             threads: Mutex::default(),
             log_level: Arc::new(AtomicU8::new(1)),
             workspace,
-            outbox,
             client: Arc::default(),
         }
     }
 
-    /// Starts `tool` with `arguments` as request `id`; its answer is sent when it ends.
-    pub fn start(&self, id: Value, tool: Tool, arguments: Map<String, Value>) -> Result<(), NotStarted> {
+    /// Starts `tool` with `arguments` as request `id`; its answer goes to `outbox` when it ends.
+    pub fn start(
+        &self,
+        id: Value,
+        tool: Tool,
+        arguments: Map<String, Value>,
+        outbox: &Outbox,
+    ) -> Result<(), NotStarted> {
         let key = id.to_string();
         let cancel = Cancel::new();
         {
@@ -91,7 +104,7 @@ impl Calls {
             free_workers: Arc::clone(&self.free_workers),
             log_level: Arc::clone(&self.log_level),
             workspace: self.workspace.clone(),
-            outbox: self.outbox.clone(),
+            outbox: outbox.clone(),
             caller: self.client.lock().ok().and_then(|client| client.clone()),
         };
         let spawned = std::thread::Builder::new().name("tdm-mcp-call".into()).spawn(move || call.run());
@@ -139,7 +152,7 @@ struct Call {
     arguments: Map<String, Value>,
     cancel: Cancel,
     in_flight: Arc<Mutex<HashMap<String, Flight>>>,
-    free_workers: Arc<(Mutex<usize>, Condvar)>,
+    free_workers: Workers,
     log_level: Arc<AtomicU8>,
     workspace: PathBuf,
     outbox: Outbox,

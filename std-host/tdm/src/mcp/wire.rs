@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 use std::io::{self, BufRead, Write};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
 /// The largest message read, in bytes (its newline aside).
@@ -160,21 +161,37 @@ pub fn classify(bytes: &[u8]) -> Incoming {
     }
 }
 
-/// Where the server's messages go: one line each, never interleaved.
+/// Where the server's messages for one client go: a stream written one line per message,
+/// never interleaved (stdio), or a channel its HTTP request drains (`tdm mcp --http`).
 #[derive(Clone)]
-pub struct Outbox(Arc<Mutex<Box<dyn Write + Send>>>);
+pub struct Outbox(Arc<Deliver>);
+
+/// How an outbox delivers one message.
+type Deliver = dyn Fn(&Value) -> io::Result<()> + Send + Sync;
 
 impl Outbox {
-    /// An outbox writing to `out`.
+    /// An outbox writing one line per message to `out`.
     pub fn new(out: Box<dyn Write + Send>) -> Self {
-        Self(Arc::new(Mutex::new(out)))
+        let out = Mutex::new(out);
+        Self(Arc::new(move |message: &Value| {
+            let text = message.to_string();
+            let mut out = out.lock().map_err(|_| io::Error::other("the output lock is poisoned"))?;
+            crate::terminal::write_json(&mut *out, &text, crate::terminal::Layout::Line)
+        }))
+    }
+
+    /// An outbox handing each message to `sender` (an error once the receiver is gone).
+    pub fn channel(sender: Sender<Value>) -> Self {
+        let sender = Mutex::new(sender);
+        Self(Arc::new(move |message: &Value| {
+            let sender = sender.lock().map_err(|_| io::Error::other("the channel lock is poisoned"))?;
+            sender.send(message.clone()).map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client is gone"))
+        }))
     }
 
     /// Sends one message; an error means the client is gone.
     pub fn send(&self, message: &Value) -> io::Result<()> {
-        let text = message.to_string();
-        let mut out = self.0.lock().map_err(|_| io::Error::other("the output lock is poisoned"))?;
-        crate::terminal::write_json(&mut *out, &text, crate::terminal::Layout::Line)
+        (self.0)(message)
     }
 
     /// Answers request `id` with `result`.

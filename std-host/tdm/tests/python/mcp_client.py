@@ -1,4 +1,5 @@
-"""`tdm mcp` driven by the official MCP Python SDK client (PyPI `mcp`), over stdio, in its
+"""`tdm mcp` driven by the official MCP Python SDK client (PyPI `mcp`), over stdio and Streamable
+HTTP, in its
 default `auto` mode (it probes `server/discover`, then falls back to the `initialize`
 handshake) and in `legacy` mode: list the tools, call one, see a refused call and a schema
 refusal come back as tool errors, and see the client's log level set. Run by `make mcp-python`
@@ -55,8 +56,8 @@ def workspace(tdm: str, repo: str, root: str) -> str:
     return ws
 
 
-async def session(tdm: str, workspace: str, mode: str) -> None:
-    server = StdioServerParameters(command=tdm, args=["mcp"], env={"TDM_WORKSPACE": workspace})
+async def session(server, mode: str) -> None:
+    """One session with `server` (stdio parameters or an HTTP URL) in `mode`."""
     async with Client(server, mode=mode, read_timeout_seconds=30) as client:
         version = client.protocol_version
         assert version == "2025-11-25", f"{mode}: negotiated {version}"
@@ -78,15 +79,39 @@ async def session(tdm: str, workspace: str, mode: str) -> None:
 
         await client.set_logging_level("debug")
         await client.send_ping()
-        print(f"{mode}: connected at {version}, {len(names)} tools, call and refusal as expected")
+        where = "http" if isinstance(server, str) else "stdio"
+        print(f"{where} {mode}: connected at {version}, {len(names)} tools, call and refusal as expected")
+
+
+def http_server(tdm: str, workspace: str) -> tuple[subprocess.Popen, str]:
+    """`tdm mcp --http` on a free loopback port; the process and its endpoint's URL."""
+    process = subprocess.Popen(
+        [tdm, "mcp", "--http", "127.0.0.1:0"],
+        env=dict(os.environ, TDM_WORKSPACE=workspace),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = process.stderr.readline()
+    url = line.split(" at ")[-1].strip()
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), line
+    return process, url
 
 
 def main() -> None:
     tdm, repo = os.path.abspath(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory() as root:
         ws = workspace(tdm, repo, root)
+        stdio = StdioServerParameters(command=tdm, args=["mcp"], env={"TDM_WORKSPACE": ws})
         for mode in ("auto", "legacy"):
-            asyncio.run(session(tdm, ws, mode))
+            asyncio.run(session(stdio, mode))
+        process, url = http_server(tdm, ws)
+        try:
+            for mode in ("auto", "legacy"):
+                asyncio.run(session(url, mode))
+        finally:
+            process.terminate()
+            code = process.wait(timeout=30)
+        assert code == 0, f"SIGTERM should end tdm mcp --http with 0, not {code}"
 
 
 if __name__ == "__main__":

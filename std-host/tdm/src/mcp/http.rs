@@ -1,0 +1,411 @@
+//! `tdm mcp --http ADDR:PORT`: Streamable HTTP at `/mcp`. POST carries one JSON-RPC message
+//! (at most 4 MiB, refused from its Content-Length before a byte is read) and is answered with
+//! JSON, or an event stream when a call's log lines come before its answer; GET opens the
+//! session's stream of server messages (`tools/list_changed`); DELETE ends a session and cancels
+//! its calls. `initialize` opens a session (`Mcp-Session-Id`, 128 random bits); at most
+//! [`MAX_SESSIONS`] are kept, the least recently used ended first. It binds loopback unless a
+//! bearer token is given, refuses a foreign `Origin` with 403 (DNS rebinding), and each request
+//! runs on a thread of its own, at most [`MAX_REQUESTS`] at once (503 past that).
+
+use super::calls::Workers;
+use super::session::{McpSession, PROTOCOL_VERSIONS};
+use super::wire::{self, code, Incoming, Outbox};
+use super::Stop;
+use crate::cli::report::CliError;
+use crate::terminal::errln;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{Cursor, Read};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tdm_sdk::files;
+use tiny_http::{Header, Method, Request, Response, StatusCode};
+
+/// Sessions kept at once; opening one more ends the least recently used.
+pub const MAX_SESSIONS: usize = 256;
+/// Requests handled at once.
+pub const MAX_REQUESTS: usize = 128;
+/// The shortest bearer token accepted, in bytes.
+pub const MIN_TOKEN_BYTES: usize = 16;
+/// How often an idle event stream sends a comment (so a vanished client is noticed).
+const KEEPALIVE: Duration = Duration::from_secs(15);
+
+type Body = Box<dyn Read + Send>;
+
+/// The bearer token requests must carry, from `--token-file`; refused when `addr` is not
+/// loopback and there is none.
+pub fn token(addr: SocketAddr, file: Option<&Path>) -> Result<Option<String>, CliError> {
+    let Some(file) = file else {
+        if addr.ip().is_loopback() {
+            return Ok(None);
+        }
+        return Err(CliError::usage(format!(
+            "--http {addr} is not a loopback address: anyone who can reach it could call the tools"
+        ))
+        .hint("give --token-file FILE (requests must then carry `Authorization: Bearer TOKEN`), or serve 127.0.0.1"));
+    };
+    let bytes = files::read_limited(file, 4096).map_err(|e| CliError::io(format!("--token-file: {e}")))?;
+    let token = String::from_utf8(bytes).map_err(|_| CliError::usage("--token-file: the token is not UTF-8"))?;
+    let token = token.trim().to_string();
+    if token.len() < MIN_TOKEN_BYTES || token.chars().any(char::is_whitespace) {
+        return Err(CliError::usage(format!(
+            "--token-file: the token must be one word of at least {MIN_TOKEN_BYTES} characters"
+        )));
+    }
+    Ok(Some(token))
+}
+
+/// One session and its stream of server messages (a GET), if one is open.
+struct Entry {
+    session: Arc<McpSession>,
+    stream: Option<Outbox>,
+    used: Instant,
+}
+
+/// The server's state, shared by the request threads.
+struct Http {
+    sessions: Mutex<HashMap<String, Entry>>,
+    token: Option<String>,
+    origins: Vec<String>,
+    workers: Workers,
+    max_in_flight: usize,
+    stop: Arc<Stop>,
+}
+
+/// Serves Streamable HTTP on `addr` until a signal stops it.
+pub fn serve(
+    addr: SocketAddr,
+    token: Option<String>,
+    stop: &Arc<Stop>,
+    workers: (Workers, usize),
+) -> Result<(), CliError> {
+    let server = tiny_http::Server::http(addr).map_err(|e| CliError::io(format!("cannot listen on {addr}: {e}")))?;
+    let port = server.server_addr().to_ip().map_or(addr.port(), |bound| bound.port());
+    let hosts = ["127.0.0.1".to_string(), "localhost".to_string(), "[::1]".to_string(), addr.ip().to_string()];
+    let http = Arc::new(Http {
+        sessions: Mutex::default(),
+        token,
+        origins: hosts.iter().map(|host| format!("http://{host}:{port}")).collect(),
+        workers: workers.0,
+        max_in_flight: workers.1,
+        stop: Arc::clone(stop),
+    });
+    let notified = Arc::clone(&http);
+    super::watch::watch_tools(&stop.workspace, &stop.only, Arc::clone(&stop.ended), move || notified.list_changed());
+    errln!(
+        "tdm mcp: serving the approved plugins of {} at http://{}:{port}/mcp",
+        stop.workspace.dir.display(),
+        addr.ip()
+    );
+    let active = Arc::new(AtomicUsize::new(0));
+    while stop.signalled().is_none() {
+        let request = match server.recv_timeout(Duration::from_millis(50)) {
+            Ok(Some(request)) => request,
+            Ok(None) => continue,
+            Err(e) => {
+                errln!("tdm mcp: the listener failed: {e}");
+                break;
+            }
+        };
+        if active.fetch_add(1, Ordering::SeqCst) >= MAX_REQUESTS {
+            active.fetch_sub(1, Ordering::SeqCst);
+            let _ = request.respond(plain(503, "Service Unavailable: too many requests at once; retry."));
+            continue;
+        }
+        let (worker, done) = (Arc::clone(&http), Arc::clone(&active));
+        let spawned = std::thread::Builder::new().name("tdm-mcp-http".into()).spawn(move || {
+            worker.respond(request);
+            done.fetch_sub(1, Ordering::SeqCst);
+        });
+        if spawned.is_err() {
+            active.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    if let Some(signal) = stop.signalled() {
+        errln!("tdm mcp: {signal}: cancelling the calls in flight");
+    }
+    let sessions: Vec<Arc<McpSession>> = http
+        .sessions
+        .lock()
+        .map_or_else(|_| Vec::new(), |mut map| map.drain().map(|(_, entry)| entry.session).collect());
+    for session in sessions {
+        session.calls.cancel_all_and_wait();
+    }
+    Ok(())
+}
+
+/// A response of `status` with a short text body.
+fn plain(status: u16, text: &str) -> Response<Body> {
+    let body = text.as_bytes().to_vec();
+    let len = body.len();
+    response(status, "text/plain; charset=utf-8", Box::new(Cursor::new(body)), Some(len))
+}
+
+/// A response of `status` with a JSON-RPC error body.
+fn rpc_error(status: u16, error: i64, message: &str) -> Response<Body> {
+    json_response(status, &json!({"jsonrpc": "2.0", "id": null, "error": {"code": error, "message": message}}))
+}
+
+fn json_response(status: u16, value: &Value) -> Response<Body> {
+    let body = value.to_string().into_bytes();
+    let len = body.len();
+    response(status, "application/json", Box::new(Cursor::new(body)), Some(len))
+}
+
+/// A header (`None` for a name or value HTTP does not allow; every caller's is ASCII).
+fn header(name: &str, value: &str) -> Option<Header> {
+    Header::from_bytes(name.as_bytes(), value.as_bytes()).ok()
+}
+
+/// A response of `status` whose body is `body` (`len` bytes, `None`: streamed) of `kind`.
+fn response(status: u16, kind: &str, body: Body, len: Option<usize>) -> Response<Body> {
+    Response::new(StatusCode(status), header("Content-Type", kind).into_iter().collect(), body, len, None)
+}
+
+/// `response` with one more header.
+fn with_header(mut response: Response<Body>, name: &str, value: &str) -> Response<Body> {
+    if let Some(header) = header(name, value) {
+        response.add_header(header);
+    }
+    response
+}
+
+/// The value of header `name` of `request`, if it has one.
+fn header_of<'a>(request: &'a Request, name: &'static str) -> Option<&'a str> {
+    request.headers().iter().find(|h| h.field.equiv(name)).map(|h| h.value.as_str())
+}
+
+/// Compares without stopping at the first difference (the token's length is not secret).
+fn same_secret(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Http {
+    fn respond(&self, mut request: Request) {
+        match self.answer(&mut request) {
+            Answer::Once(response) => {
+                let _ = request.respond(response);
+            }
+            Answer::Stream(messages) => {
+                // The head now, then each event flushed as it comes (a chunked body would sit in
+                // tiny_http's buffer): no length, so the body ends when the connection does.
+                let head = response(200, "text/event-stream", Box::new(std::io::empty()), None);
+                let mut stream = request.upgrade("sse", with_header(head, "Cache-Control", "no-store"));
+                stream_events(&messages, &mut *stream);
+            }
+        }
+    }
+
+    /// The checks every request passes, then the answer for its method.
+    fn answer(&self, request: &mut Request) -> Answer {
+        match self.check(request) {
+            Err(response) => Answer::Once(response),
+            Ok(()) if *request.method() == Method::Get => match self.get(request) {
+                Ok(messages) => Answer::Stream(messages),
+                Err(response) => Answer::Once(response),
+            },
+            Ok(()) => Answer::Once(match request.method() {
+                Method::Post => self.post(request),
+                Method::Delete => self.delete(request),
+                _ => with_header(plain(405, "Method Not Allowed: POST, GET or DELETE."), "Allow", "POST, GET, DELETE"),
+            }),
+        }
+    }
+
+    /// The checks every request passes: path, Origin, token, protocol version.
+    fn check(&self, request: &Request) -> Result<(), Response<Body>> {
+        let path = request.url().split('?').next().unwrap_or_default();
+        if path != "/mcp" {
+            return Err(plain(404, "Not Found: the MCP endpoint is /mcp."));
+        }
+        if let Some(origin) = header_of(request, "Origin") {
+            if !self.origins.iter().any(|own| own == origin) {
+                return Err(plain(403, "Forbidden: the request's Origin is not this server's."));
+            }
+        }
+        if let Some(token) = &self.token {
+            let given = header_of(request, "Authorization").and_then(|v| v.strip_prefix("Bearer "));
+            if !given.is_some_and(|given| same_secret(given.trim(), token)) {
+                let refused = plain(401, "Unauthorized: send `Authorization: Bearer TOKEN`.");
+                return Err(with_header(refused, "WWW-Authenticate", "Bearer"));
+            }
+        }
+        if let Some(version) = header_of(request, "MCP-Protocol-Version") {
+            if !PROTOCOL_VERSIONS.contains(&version) {
+                let why = format!(
+                    "Bad Request: MCP-Protocol-Version `{}` is not one this server speaks.",
+                    files::truncated(version, 64)
+                );
+                return Err(rpc_error(400, code::INVALID_REQUEST, &why));
+            }
+        }
+        Ok(())
+    }
+
+    /// The session `request` names: `Err` is the response when it names none or an unknown one.
+    fn session_of(&self, request: &Request) -> Result<(String, Arc<McpSession>), Response<Body>> {
+        let Some(id) = header_of(request, "Mcp-Session-Id") else {
+            return Err(rpc_error(
+                400,
+                code::INVALID_REQUEST,
+                "Bad Request: no Mcp-Session-Id header: send `initialize` first.",
+            ));
+        };
+        let mut sessions = self.sessions.lock().map_err(|_| plain(500, "Internal Server Error"))?;
+        match sessions.get_mut(id) {
+            Some(entry) => {
+                entry.used = Instant::now();
+                Ok((id.to_string(), Arc::clone(&entry.session)))
+            }
+            None => Err(rpc_error(
+                404,
+                code::INVALID_REQUEST,
+                "Not Found: no such session (it ended, or was never opened).",
+            )),
+        }
+    }
+
+    fn post(&self, request: &mut Request) -> Response<Body> {
+        if request.body_length().is_some_and(|len| len > wire::MAX_MESSAGE_BYTES) {
+            return rpc_error(413, code::INVALID_REQUEST, "Payload Too Large: a message is at most 4 MiB.");
+        }
+        let mut body = Vec::new();
+        let limit = wire::MAX_MESSAGE_BYTES as u64 + 1;
+        if request.as_reader().take(limit).read_to_end(&mut body).is_err() {
+            return plain(400, "Bad Request: the body could not be read.");
+        }
+        if body.len() > wire::MAX_MESSAGE_BYTES {
+            return rpc_error(413, code::INVALID_REQUEST, "Payload Too Large: a message is at most 4 MiB.");
+        }
+        let incoming = wire::classify(&body);
+        let opens = matches!(&incoming, Incoming::Request { method, .. } if method == "initialize")
+            && header_of(request, "Mcp-Session-Id").is_none();
+        if let Incoming::Refused { id, code, message } = &incoming {
+            // A message that is not one gets its JSON-RPC error whatever the session.
+            return json_response(
+                400,
+                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+            );
+        }
+        let (id, session) = if opens {
+            self.open_session()
+        } else {
+            match self.session_of(request) {
+                Ok(found) => found,
+                Err(response) => return response,
+            }
+        };
+        let (sender, messages) = channel();
+        let _ = session.handle(incoming, &Outbox::channel(sender));
+        let messages: Vec<Value> = messages.iter().collect();
+        let answer = match messages.as_slice() {
+            [] => plain(202, ""),
+            [one] => json_response(200, one),
+            many => {
+                let events: String = many.iter().map(|m| format!("event: message\ndata: {m}\n\n")).collect();
+                let len = events.len();
+                response(200, "text/event-stream", Box::new(Cursor::new(events.into_bytes())), Some(len))
+            }
+        };
+        if opens {
+            return with_header(answer, "Mcp-Session-Id", &id);
+        }
+        answer
+    }
+
+    /// Opens a session, ending the least recently used when [`MAX_SESSIONS`] are open.
+    fn open_session(&self) -> (String, Arc<McpSession>) {
+        let mut bytes = [0u8; 16];
+        if getrandom::fill(&mut bytes).is_err() {
+            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+            bytes.copy_from_slice(&nanos.to_le_bytes());
+        }
+        let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let session = Arc::new(McpSession::new(
+            &self.stop.workspace,
+            &self.stop.only,
+            Arc::clone(&self.workers),
+            self.max_in_flight,
+        ));
+        if let Ok(mut sessions) = self.sessions.lock() {
+            if sessions.len() >= MAX_SESSIONS {
+                let oldest = sessions.iter().min_by_key(|(_, entry)| entry.used).map(|(id, _)| id.clone());
+                if let Some(entry) = oldest.and_then(|oldest| sessions.remove(&oldest)) {
+                    end(entry.session);
+                }
+            }
+            sessions.insert(id.clone(), Entry { session: Arc::clone(&session), stream: None, used: Instant::now() });
+        }
+        (id, session)
+    }
+
+    /// Opens the session's stream of server messages (replacing an older one); what feeds it.
+    fn get(&self, request: &Request) -> Result<Receiver<Value>, Response<Body>> {
+        let (id, _) = self.session_of(request)?;
+        let (sender, messages) = channel();
+        if let Ok(mut sessions) = self.sessions.lock() {
+            if let Some(entry) = sessions.get_mut(&id) {
+                entry.stream = Some(Outbox::channel(sender));
+            }
+        }
+        Ok(messages)
+    }
+
+    fn delete(&self, request: &Request) -> Response<Body> {
+        let id = match self.session_of(request) {
+            Ok((id, _)) => id,
+            Err(response) => return response,
+        };
+        let removed = self.sessions.lock().ok().and_then(|mut sessions| sessions.remove(&id));
+        if let Some(entry) = removed {
+            end(entry.session);
+        }
+        plain(200, "")
+    }
+
+    /// Tells every initialized session with an open stream that the tools changed.
+    fn list_changed(&self) {
+        let Ok(mut sessions) = self.sessions.lock() else { return };
+        for entry in sessions.values_mut() {
+            if !entry.session.is_initialized() {
+                continue;
+            }
+            if let Some(stream) = &entry.stream {
+                if stream.notify("notifications/tools/list_changed", json!({})).is_err() {
+                    entry.stream = None;
+                }
+            }
+        }
+    }
+}
+
+/// Ends a session: its calls in flight are cancelled (on a thread of their own: waiting for
+/// them never holds a request).
+fn end(session: Arc<McpSession>) {
+    let _ = std::thread::Builder::new().name("tdm-mcp-end".into()).spawn(move || session.calls.cancel_all_and_wait());
+}
+
+/// What a request is answered with: one response, or the session's event stream.
+enum Answer {
+    Once(Response<Body>),
+    Stream(Receiver<Value>),
+}
+
+/// Writes each message of `messages` to `out` as an SSE event, a comment when idle (so a
+/// vanished client is noticed), until the session or the client goes.
+fn stream_events(messages: &Receiver<Value>, out: &mut dyn std::io::Write) {
+    loop {
+        let event = match messages.recv_timeout(KEEPALIVE) {
+            Ok(message) => format!("event: message\ndata: {message}\n\n"),
+            Err(RecvTimeoutError::Timeout) => ": keepalive\n\n".to_string(),
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        if out.write_all(event.as_bytes()).and_then(|()| out.flush()).is_err() {
+            return;
+        }
+    }
+}
