@@ -311,7 +311,8 @@ fn a_call_is_audited_with_the_client_and_its_log_lines_reach_it_at_its_level() {
         &ws,
         &package(dir.path(), "fwd-pkg", "fwd", &forward, &[("forward", "Forwards a host call.")], ""),
     );
-    let mut mcp = Mcp::initialized(&ws, &[]);
+    let traces = dir.path().join("traces");
+    let mut mcp = Mcp::initialized(&ws, &["--record-dir", traces.to_str().unwrap()]);
     let log = |id: u64, level: &str| json!({"jsonrpc": "2.0", "id": id, "method": "log", "params": {"level": level, "message": format!("line {id}")}});
     assert_eq!(mcp.call(1, "fwd__forward", log(1, "info"))["result"]["isError"], false);
     // The call's log lines come before its answer.
@@ -331,4 +332,15 @@ fn a_call_is_audited_with_the_client_and_its_log_lines_reach_it_at_its_level() {
     let entries: Vec<Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(entries.len(), 2, "{audit}");
     assert!(entries.iter().all(|e| e["caller"] == "mcp:mcp-test" && e["method"] == "log"), "{audit}");
+    // Each call was recorded to a trace of its own, which its audit entries name and which
+    // replays bit for bit.
+    let mut recorded: Vec<PathBuf> = std::fs::read_dir(&traces).unwrap().map(|e| e.unwrap().path()).collect();
+    recorded.sort();
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    for (entry, trace) in entries.iter().zip(&recorded) {
+        assert_eq!(entry["trace"], trace.display().to_string(), "{audit}");
+        let replayed = tdm(&ws, &["replay", &trace.display().to_string(), "--json"], b"");
+        let report: Value = serde_json::from_slice(&replayed.stdout).unwrap_or_else(|_| panic!("{}", text(&replayed)));
+        assert_eq!((report["intents"].as_u64(), report["identical"].as_bool()), (Some(1), Some(true)), "{report}");
+    }
 }

@@ -1,7 +1,8 @@
 //! The audit log: one JSON line per host-call decision, appended to a file:
 //! `{"time", "plugin", "hash", "method", "permission", "granted", "bytes", "fuel", "reason"}`,
-//! with `time` in RFC 3339 UTC (milliseconds), and `caller` when the run was asked for by
-//! someone the host names (`tdm mcp`: the MCP client's name). The record core hands over carries no params,
+//! with `time` in RFC 3339 UTC (milliseconds); `caller` when the run was asked for by someone the
+//! host names (`tdm mcp`: the MCP client's name) and `trace` when it is being recorded (the
+//! trace file that replays it). The record core hands over carries no params,
 //! so no secret value (nor any header or body) can reach the file. A write error is reported
 //! once per log as a [`Notice`] (tdm prints it on stderr), never a panic, and never stops the
 //! plugin.
@@ -19,11 +20,20 @@ use std::time::{SystemTime, UNIX_EPOCH};
 #[derive(Debug, Clone, Default)]
 pub struct AuditLog {
     path: Option<PathBuf>,
-    /// Who asked for the run, when the host names them (text a client chose).
-    caller: Option<String>,
+    /// Who asked for the run, and where it is recorded (see [`Tag`]).
+    tag: Tag,
     warned: bool,
     /// Where a write error is reported.
     notices: Notices,
+}
+
+/// What the host adds to each entry of a run, besides the decision.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tag {
+    /// Who asked for the run (`tdm mcp`: `mcp:` and the client's name, text a client chose).
+    pub caller: Option<String>,
+    /// The trace file the run is recorded to.
+    pub trace: Option<String>,
 }
 
 /// `unix_ms` as RFC 3339 UTC with milliseconds, e.g. `2024-05-01T12:00:00.000Z`.
@@ -57,12 +67,12 @@ fn now_ms() -> u64 {
 impl AuditLog {
     /// Appends to `path` (none: decisions are not recorded).
     pub fn new(path: Option<PathBuf>) -> Self {
-        Self { path, caller: None, warned: false, notices: Notices::default() }
+        Self { path, tag: Tag::default(), warned: false, notices: Notices::default() }
     }
 
-    /// Names who asked for the run in every entry (`caller`; `None`: no such member).
-    pub fn with_caller(mut self, caller: Option<String>) -> Self {
-        self.caller = caller;
+    /// Adds `tag`'s members to every entry.
+    pub fn with_tag(mut self, tag: Tag) -> Self {
+        self.tag = tag;
         self
     }
 
@@ -79,11 +89,11 @@ impl AuditLog {
 
     /// The JSON entry of one decision.
     pub fn entry(identity: &PluginIdentity, record: &AuditRecord, unix_ms: u64) -> Value {
-        Self::entry_for(identity, record, unix_ms, None)
+        Self::entry_for(identity, record, unix_ms, &Tag::default())
     }
 
-    /// [`AuditLog::entry`], naming `caller` when there is one.
-    pub fn entry_for(identity: &PluginIdentity, record: &AuditRecord, unix_ms: u64, caller: Option<&str>) -> Value {
+    /// [`AuditLog::entry`] with `tag`'s members.
+    pub fn entry_for(identity: &PluginIdentity, record: &AuditRecord, unix_ms: u64, tag: &Tag) -> Value {
         let mut entry = json!({
             "time": rfc3339_utc(unix_ms),
             "plugin": identity.id,
@@ -95,8 +105,11 @@ impl AuditLog {
             "fuel": record.fuel_used,
             "reason": record.reason.map(contour_core::BlockedReason::as_str),
         });
-        if let Some(caller) = caller {
+        if let Some(caller) = &tag.caller {
             entry["caller"] = json!(caller);
+        }
+        if let Some(trace) = &tag.trace {
+            entry["trace"] = json!(trace);
         }
         entry
     }
@@ -106,7 +119,7 @@ impl AuditLog {
         let Some(path) = &self.path else {
             return;
         };
-        let mut line = Self::entry_for(identity, record, now_ms(), self.caller.as_deref()).to_string();
+        let mut line = Self::entry_for(identity, record, now_ms(), &self.tag).to_string();
         line.push('\n');
         // One write of the whole line on an O_APPEND file: concurrent writers do not interleave.
         // Opened non-blocking: a FIFO without a reader is an error, never a wait.

@@ -45,8 +45,8 @@ pub struct Tools {
     pub grants: HashMap<String, Permissions>,
     /// The audit file nested sandboxes append to.
     pub audit_path: Option<PathBuf>,
-    /// Who asked for the root run, named in nested sandboxes' audit entries too.
-    pub audit_caller: Option<String>,
+    /// Who asked for the root run and where it is recorded, in nested sandboxes' audit entries too.
+    pub audit_tag: audit::Tag,
     /// The environment of nested sandboxes: the caller's choice (seed, Ctrl-C cancel).
     pub environment: EnvironmentChoice,
     /// The most linear memory a nested sandbox may have: the caller's own limit (a tool never
@@ -77,7 +77,7 @@ impl Tools {
             chain,
             grants: HashMap::new(),
             audit_path: None,
-            audit_caller: None,
+            audit_tag: audit::Tag::default(),
             environment: EnvironmentChoice::default(),
             max_memory_bytes: Policy::default().max_memory_bytes,
         }
@@ -101,9 +101,9 @@ impl Tools {
         self
     }
 
-    /// Nested sandboxes' audit entries name `caller` (who asked for the root run).
-    pub fn with_audit_caller(mut self, caller: Option<String>) -> Self {
-        self.audit_caller = caller;
+    /// Nested sandboxes' audit entries carry `tag` (who asked for the root run, its trace).
+    pub fn with_audit_tag(mut self, tag: audit::Tag) -> Self {
+        self.audit_tag = tag;
         self
     }
 
@@ -166,7 +166,7 @@ impl Tools {
             context: context::Context::default(),
             tools: self.nested(tool),
             audit: audit::AuditLog::new(self.audit_path.clone())
-                .with_caller(self.audit_caller.clone())
+                .with_tag(self.audit_tag.clone())
                 .with_notices(log.notices()),
             grants: grants.clone(),
         };

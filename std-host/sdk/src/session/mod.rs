@@ -77,8 +77,9 @@ pub struct SessionOptions {
     pub log_level: LogLevel,
     /// `-q`: the plugin's captured output is not forwarded.
     pub quiet: bool,
-    /// Who asked for the runs, named in every audit entry (`tdm mcp`: the MCP client's name).
-    pub caller: Option<String>,
+    /// What every audit entry adds: who asked for the runs (`tdm mcp`: the MCP client's
+    /// name), the trace they are recorded to.
+    pub audit: crate::intents::audit::Tag,
 }
 
 /// What a session runs.
@@ -337,7 +338,7 @@ impl Session {
         Ok(StdIntents {
             tools: Tools::new(registry, vec![self.identity.id.clone()], TOOL_MAX_DEPTH)
                 .with_audit(Some(audit_path.clone()))
-                .with_audit_caller(self.options.caller.clone())
+                .with_audit_tag(self.options.audit.clone())
                 .with_environment(self.environment.clone())
                 .with_max_memory(self.policy().max_memory_bytes),
             identity: self.identity.clone(),
@@ -349,7 +350,7 @@ impl Session {
             vault: Vault::load(vault_path.as_deref()).map_err(SessionError::Vault)?,
             context: Context::load(context_path.as_deref()).map_err(SessionError::Context)?,
             audit: AuditLog::new(Some(audit_path))
-                .with_caller(self.options.caller.clone())
+                .with_tag(self.options.audit.clone())
                 .with_notices(Arc::clone(&self.notices)),
             grants: self.grants.clone(),
         })

@@ -8,15 +8,17 @@ use crate::terminal::errln;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use tdm_sdk::catalogue::Tool;
 use tdm_sdk::environment::{Cancel, CANCEL_POLL};
+use tdm_sdk::intents::audit::Tag;
 use tdm_sdk::intents::Notice;
 use tdm_sdk::operator;
 use tdm_sdk::params::Params;
-use tdm_sdk::session::{HostFiles, Request, Session, SessionOptions};
+use tdm_sdk::session::{outputs_of, HostFiles, Request, Session, SessionOptions};
+use tdm_sdk::traces::write_trace;
 use tdm_sdk::workspace::Workspace;
 
 /// MCP's log levels, lowest first (`logging/setLevel`, `notifications/message`).
@@ -57,6 +59,8 @@ pub struct Calls {
     workspace: PathBuf,
     /// The client's name (from `initialize`), named in the audit of every call.
     pub client: Arc<Mutex<Option<String>>>,
+    /// Where each call's trace is written (`--record-dir`), if anywhere.
+    pub record_dir: Option<PathBuf>,
 }
 
 impl Calls {
@@ -71,6 +75,7 @@ impl Calls {
             log_level: Arc::new(AtomicU8::new(1)),
             workspace,
             client: Arc::default(),
+            record_dir: None,
         }
     }
 
@@ -106,6 +111,7 @@ impl Calls {
             workspace: self.workspace.clone(),
             outbox: outbox.clone(),
             caller: self.client.lock().ok().and_then(|client| client.clone()),
+            record_dir: self.record_dir.clone(),
         };
         let spawned = std::thread::Builder::new().name("tdm-mcp-call".into()).spawn(move || call.run());
         match spawned {
@@ -157,6 +163,7 @@ struct Call {
     workspace: PathBuf,
     outbox: Outbox,
     caller: Option<String>,
+    record_dir: Option<PathBuf>,
 }
 
 impl Call {
@@ -202,11 +209,16 @@ impl Call {
     /// Runs the intent in a fresh session of the installed plugin; the `tools/call` result.
     fn execute(&self) -> Value {
         let workspace = Workspace::existing(self.workspace.clone());
+        let trace = self.record_dir.as_ref().map(|dir| trace_path(dir, &self.tool.name));
+        let audit = Tag {
+            caller: self.caller.as_ref().map(|client| format!("mcp:{client}")),
+            trace: trace.as_ref().map(|path| path.display().to_string()),
+        };
         let options = SessionOptions {
             cancel: Some(self.cancel.clone()),
             host: HostFiles { workspace: Some(self.workspace.clone()), ..HostFiles::default() },
             quiet: true,
-            caller: self.caller.as_ref().map(|client| format!("mcp:{client}")),
+            audit,
             ..SessionOptions::default()
         };
         let mut session = match Session::open_installed(&workspace, &self.tool.plugin, options) {
@@ -225,11 +237,28 @@ impl Call {
             Ok(params) => params,
             Err(e) => return failed(&format!("The arguments cannot be passed on: {e}."), "invalid_params", "", false),
         };
+        if let Some(path) = &trace {
+            if let Err(e) = session.start_recording(path) {
+                errln!("tdm mcp: the call cannot be recorded to {}: {e}", path.display());
+            }
+        }
         let request = Request::Intent { method: self.tool.intent.clone(), params };
         let ran = match session.run(&request) {
             Ok(ran) => ran,
             Err(e) => return failed(&e.to_string(), "host_fault", "Call the tool again.", true),
         };
+        if let Some(path) = &trace {
+            let outputs = outputs_of(&HostFiles { workspace: Some(self.workspace.clone()), ..HostFiles::default() });
+            match session.stop_recording() {
+                Some(Ok(recorded)) => {
+                    if let Err(e) = write_trace(path, &recorded, &outputs) {
+                        errln!("tdm mcp: {e}");
+                    }
+                }
+                Some(Err(e)) => errln!("tdm mcp: the call's trace was not kept: {e}"),
+                None => {}
+            }
+        }
         if let Err(e) = operator::record_last_call(&workspace, &self.tool.plugin, ran.last_call(&self.tool.intent)) {
             errln!("tdm mcp: could not record the call in the workspace: {e}");
         }
@@ -259,6 +288,17 @@ impl Call {
             }
         }
     }
+}
+
+/// Calls recorded so far by this process (a trace's name is unique even within a millisecond).
+static RECORDED: AtomicU64 = AtomicU64::new(0);
+
+/// A new trace file in `dir` for a call of `tool`: `UNIXMS-N-TOOL.trace` (a tool name is made
+/// of letters, digits, `-` and `_` only, so it is a safe file name).
+fn trace_path(dir: &std::path::Path, tool: &str) -> PathBuf {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let n = RECORDED.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!("{ms}-{n}-{tool}.trace"))
 }
 
 /// The `tools/call` result of an outcome (`json`; `output`: a completed one's output text as

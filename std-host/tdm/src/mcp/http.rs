@@ -7,10 +7,9 @@
 //! bearer token is given, refuses a foreign `Origin` with 403 (DNS rebinding), and each request
 //! runs on a thread of its own, at most [`MAX_REQUESTS`] at once (503 past that).
 
-use super::calls::Workers;
 use super::session::{McpSession, PROTOCOL_VERSIONS};
 use super::wire::{self, code, Incoming, Outbox};
-use super::Stop;
+use super::Server;
 use crate::cli::report::CliError;
 use crate::terminal::errln;
 use serde_json::{json, Value};
@@ -71,39 +70,32 @@ struct Http {
     sessions: Mutex<HashMap<String, Entry>>,
     token: Option<String>,
     origins: Vec<String>,
-    workers: Workers,
-    max_in_flight: usize,
-    stop: Arc<Stop>,
+    served: Arc<Server>,
 }
 
 /// Serves Streamable HTTP on `addr` until a signal stops it.
-pub fn serve(
-    addr: SocketAddr,
-    token: Option<String>,
-    stop: &Arc<Stop>,
-    workers: (Workers, usize),
-) -> Result<(), CliError> {
-    let server = tiny_http::Server::http(addr).map_err(|e| CliError::io(format!("cannot listen on {addr}: {e}")))?;
-    let port = server.server_addr().to_ip().map_or(addr.port(), |bound| bound.port());
+pub fn serve(addr: SocketAddr, token: Option<String>, served: &Arc<Server>) -> Result<(), CliError> {
+    let listener = tiny_http::Server::http(addr).map_err(|e| CliError::io(format!("cannot listen on {addr}: {e}")))?;
+    let port = listener.server_addr().to_ip().map_or(addr.port(), |bound| bound.port());
     let hosts = ["127.0.0.1".to_string(), "localhost".to_string(), "[::1]".to_string(), addr.ip().to_string()];
     let http = Arc::new(Http {
         sessions: Mutex::default(),
         token,
         origins: hosts.iter().map(|host| format!("http://{host}:{port}")).collect(),
-        workers: workers.0,
-        max_in_flight: workers.1,
-        stop: Arc::clone(stop),
+        served: Arc::clone(served),
     });
     let notified = Arc::clone(&http);
-    super::watch::watch_tools(&stop.workspace, &stop.only, Arc::clone(&stop.ended), move || notified.list_changed());
+    super::watch::watch_tools(&served.workspace, &served.only, Arc::clone(&served.ended), move || {
+        notified.list_changed()
+    });
     errln!(
         "tdm mcp: serving the approved plugins of {} at http://{}:{port}/mcp",
-        stop.workspace.dir.display(),
+        served.workspace.dir.display(),
         addr.ip()
     );
     let active = Arc::new(AtomicUsize::new(0));
-    while stop.signalled().is_none() {
-        let request = match server.recv_timeout(Duration::from_millis(50)) {
+    while served.signalled().is_none() {
+        let request = match listener.recv_timeout(Duration::from_millis(50)) {
             Ok(Some(request)) => request,
             Ok(None) => continue,
             Err(e) => {
@@ -125,7 +117,7 @@ pub fn serve(
             active.fetch_sub(1, Ordering::SeqCst);
         }
     }
-    if let Some(signal) = stop.signalled() {
+    if let Some(signal) = served.signalled() {
         errln!("tdm mcp: {signal}: cancelling the calls in flight");
     }
     let sessions: Vec<Arc<McpSession>> = http
@@ -325,12 +317,7 @@ impl Http {
             bytes.copy_from_slice(&nanos.to_le_bytes());
         }
         let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let session = Arc::new(McpSession::new(
-            &self.stop.workspace,
-            &self.stop.only,
-            Arc::clone(&self.workers),
-            self.max_in_flight,
-        ));
+        let session = Arc::new(McpSession::new(&self.served));
         if let Ok(mut sessions) = self.sessions.lock() {
             if sessions.len() >= MAX_SESSIONS {
                 let oldest = sessions.iter().min_by_key(|(_, entry)| entry.used).map(|(id, _)| id.clone());

@@ -46,12 +46,16 @@ pub struct McpArgs {
     /// With --http: every request must carry `Authorization: Bearer TOKEN`, TOKEN this file's text
     #[arg(long, value_name = "FILE", requires = "http")]
     token_file: Option<PathBuf>,
+    /// Record each call to a trace file in DIR (`tdm replay` replays it; its audit entries name it)
+    #[arg(long, value_name = "DIR")]
+    record_dir: Option<PathBuf>,
     #[command(flatten)]
     ws: WorkspaceArg,
 }
 
-/// What ends a server: SIGINT, SIGTERM, or its own end (which stops the watcher).
-pub struct Stop {
+/// What a server serves, on what, and what ends it (SIGINT, SIGTERM, or its own end, which
+/// stops the watcher).
+pub struct Server {
     sigint: Option<Cancel>,
     sigterm: Arc<AtomicBool>,
     /// Set when the server is done.
@@ -60,9 +64,15 @@ pub struct Stop {
     pub workspace: Workspace,
     /// The plugins served (all when empty).
     pub only: Vec<String>,
+    /// Where each call's trace goes (`--record-dir`).
+    pub record_dir: Option<PathBuf>,
+    /// The worker slots every session's calls share.
+    pub workers: calls::Workers,
+    /// Calls one session may hold in flight.
+    pub max_in_flight: usize,
 }
 
-impl Stop {
+impl Server {
     /// The signal that asked the server to stop, if one did.
     pub fn signalled(&self) -> Option<&'static str> {
         if self.sigint.as_ref().is_some_and(Cancel::is_set) {
@@ -86,26 +96,43 @@ fn serve(args: &McpArgs) -> Result<u8, CliError> {
     if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&sigterm)) {
         errln!("tdm mcp: warning: SIGTERM cannot stop the server gracefully ({e})");
     }
-    let stop = Arc::new(Stop {
+    let record_dir = match &args.record_dir {
+        Some(dir) => Some(record_dir(dir)?),
+        None => None,
+    };
+    let workers = args.workers.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), usize::from);
+    let server = Arc::new(Server {
         sigint: Cancel::on_sigint().map_err(|e| errln!("tdm mcp: warning: Ctrl-C cannot stop the server ({e})")).ok(),
         sigterm,
         ended: Arc::new(AtomicBool::new(false)),
         workspace: Workspace::existing(dir.clone()),
         only: args.plugins.clone(),
+        record_dir,
+        workers: calls::workers(workers),
+        max_in_flight: workers * 4,
     });
-    let workers = args.workers.map_or_else(|| std::thread::available_parallelism().map_or(1, usize::from), usize::from);
-    let workers = (calls::workers(workers), workers * 4);
     match args.http {
         Some(addr) => {
             let token = http::token(addr, args.token_file.as_deref())?;
-            http::serve(addr, token, &stop, workers)?;
+            http::serve(addr, token, &server)?;
         }
         None => {
             errln!("tdm mcp: serving the approved plugins of {} over stdio", dir.display());
-            let session = Arc::new(McpSession::new(&stop.workspace, &stop.only, workers.0, workers.1));
-            stdio::serve(&session, &stop);
+            let session = Arc::new(McpSession::new(&server));
+            stdio::serve(&session, &server);
         }
     }
-    stop.ended.store(true, Ordering::Relaxed);
+    server.ended.store(true, Ordering::Relaxed);
     Ok(EXIT_COMPLETED)
+}
+
+/// The `--record-dir` folder, created when missing; refused when it is something else.
+fn record_dir(dir: &std::path::Path) -> Result<PathBuf, CliError> {
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        return Err(CliError::io(format!("--record-dir {}: {e}", dir.display())));
+    }
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(dir.to_path_buf()),
+        _ => Err(CliError::usage(format!("--record-dir {}: not a folder", dir.display()))),
+    }
 }

@@ -3,11 +3,13 @@
 //! a revoke in another shell counts at once), `logging/setLevel`, and calls handed to [`Calls`].
 //! Every answer goes to the outbox of the message that asked.
 
-use super::calls::{self, Calls, NotStarted, Workers, LEVELS};
+use super::calls::{self, Calls, NotStarted, LEVELS};
 use super::wire::{code, Incoming, Outbox};
+use super::Server;
 use crate::terminal::errln;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use tdm_sdk::catalogue::{approved_tools, Catalogue, Tool};
 use tdm_sdk::files::truncated;
 use tdm_sdk::workspace::Workspace;
@@ -30,13 +32,15 @@ pub struct McpSession {
 }
 
 impl McpSession {
-    /// A session serving the approved plugins of `workspace` (only those in `only`, when not
-    /// empty), its calls run on `workers`, at most `max_in_flight` held.
-    pub fn new(workspace: &Workspace, only: &[String], workers: Workers, max_in_flight: usize) -> Self {
+    /// A session of `server`: its workspace's approved plugins (those it names, when it does),
+    /// its calls on the server's workers.
+    pub fn new(server: &Server) -> Self {
+        let mut calls = Calls::new(server.workspace.dir.clone(), Arc::clone(&server.workers), server.max_in_flight);
+        calls.record_dir.clone_from(&server.record_dir);
         Self {
-            workspace: Workspace::existing(workspace.dir.clone()),
-            only: only.to_vec(),
-            calls: Calls::new(workspace.dir.clone(), workers, max_in_flight),
+            workspace: Workspace::existing(server.workspace.dir.clone()),
+            only: server.only.clone(),
+            calls,
             initialized: AtomicBool::new(false),
         }
     }

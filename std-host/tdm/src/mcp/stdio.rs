@@ -5,7 +5,7 @@
 
 use super::session::McpSession;
 use super::wire::{self, code, Line, Outbox};
-use super::Stop;
+use super::Server;
 use crate::terminal::errln;
 use serde_json::{json, Value};
 use std::io::BufReader;
@@ -14,10 +14,10 @@ use std::sync::Arc;
 use tdm_sdk::environment::CANCEL_POLL;
 
 /// Serves `session` on stdin and stdout until the input ends or `stop` says so.
-pub fn serve(session: &Arc<McpSession>, stop: &Stop) {
+pub fn serve(session: &Arc<McpSession>, server: &Server) {
     let outbox = Outbox::new(Box::new(std::io::stdout()));
     let notified = (Arc::clone(session), outbox.clone());
-    super::watch::watch_tools(&stop.workspace, &stop.only, Arc::clone(&stop.ended), move || {
+    super::watch::watch_tools(&server.workspace, &server.only, Arc::clone(&server.ended), move || {
         if notified.0.is_initialized() {
             let _ = notified.1.notify("notifications/tools/list_changed", json!({}));
         }
@@ -34,7 +34,7 @@ pub fn serve(session: &Arc<McpSession>, stop: &Stop) {
         }
     });
     loop {
-        if let Some(signal) = stop.signalled() {
+        if let Some(signal) = server.signalled() {
             errln!("tdm mcp: {signal}: cancelling the calls in flight");
             break;
         }
