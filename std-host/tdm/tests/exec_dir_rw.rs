@@ -5,9 +5,13 @@
 //! having written no more than its fuel paid for; `--stats` lists each preopen `ro` or `rw`;
 //! the subcommands that run plugins refuse the flag and name `tdm exec`.
 
+#[path = "support/tree.rs"]
+mod tree;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use tree::{file, snapshot};
 
 /// The bulk-memory rate: bytes one unit of fuel pays for (core's `meter::BYTES_PER_FUEL`).
 const BYTES_PER_FUEL: u64 = 64;
@@ -23,28 +27,6 @@ fn tdm(scratch: &Path, args: &[&str]) -> Output {
         .env("TDM_WORKSPACE", scratch.join("workspace"))
         .output()
         .expect("tdm runs")
-}
-
-/// Every path below `root` (symlinks not followed) with its kind and content.
-fn snapshot(root: &Path) -> BTreeMap<PathBuf, String> {
-    let mut tree = BTreeMap::new();
-    let mut pending = vec![root.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let what = if meta.is_dir() {
-                pending.push(path.clone());
-                "dir".to_string()
-            } else if meta.file_type().is_symlink() {
-                format!("symlink -> {}", std::fs::read_link(&path).unwrap().display())
-            } else {
-                format!("file {}", String::from_utf8_lossy(&std::fs::read(&path).unwrap()))
-            };
-            tree.insert(path.strip_prefix(root).unwrap().to_path_buf(), what);
-        }
-    }
-    tree
 }
 
 /// The `NAME NN` lines a fixture prints: each step with its errno.
@@ -77,14 +59,14 @@ fn a_command_edits_a_writable_preopen_and_the_host_sees_exactly_that() {
     let failed: Vec<_> = steps(&out).into_iter().filter(|(_, errno)| *errno != 0).collect();
     assert!(failed.is_empty(), "every edit succeeds: {failed:?}");
     let want: BTreeMap<PathBuf, String> = [
-        ("made", "dir"),
-        ("made/moved.txt", "file old"),
-        ("new.txt", "file Jello-more"),
-        ("size.txt", "file 012"),
-        ("trunc.txt", "file "),
+        ("made", "dir".to_string()),
+        ("made/moved.txt", file(b"old")),
+        ("new.txt", file(b"Jello-more")),
+        ("size.txt", file(b"012")),
+        ("trunc.txt", file(b"")),
     ]
     .into_iter()
-    .map(|(path, what)| (PathBuf::from(path), what.to_string()))
+    .map(|(path, what)| (PathBuf::from(path), what))
     .collect();
     assert_eq!(snapshot(&dir), want, "created, appended, overwritten, cut, made, moved, unlinked, removed");
 }
