@@ -287,6 +287,7 @@ path_changes! {
 }
 
 /// `path_rename`: both ends below writable directories.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn path_rename(
     g: &mut Guest<'_>,
     s: &mut Shim<'_>,
