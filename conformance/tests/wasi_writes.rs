@@ -9,8 +9,8 @@
 
 use contour_core::errors::FsError;
 use contour_core::{
-    run_command, CommandExit, DirEntry, HostFs, NodeId, NodeKind, NodeStat, OpenOptions, OutputSink, Plugin, Policy,
-    Profile, VirtualEnvironment, WasiConfig, Written,
+    run_command, CommandExit, DirEntry, HostFs, NodeId, NodeKind, NodeStat, OutputSink, Plugin, Policy, Profile,
+    VirtualEnvironment, WasiConfig, WriteOptions, Written,
 };
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -86,7 +86,7 @@ impl HostFs for MemoryFs {
     fn close(&mut self, node: NodeId) {
         self.open.remove(&node);
     }
-    fn open_file(&mut self, _dir: NodeId, path: &str, options: OpenOptions) -> Result<NodeId, FsError> {
+    fn open_file(&mut self, _dir: NodeId, path: &str, options: WriteOptions) -> Result<NodeId, FsError> {
         self.record("open_file", &[path]);
         let file = self.files.entry(path.to_string()).or_default();
         if options.truncate {

@@ -91,7 +91,7 @@ pub enum FsError {
 
 /// How [`HostFs::open_file`] opens a file for writing below a writable directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct OpenOptions {
+pub struct WriteOptions {
     /// Create the file if nothing is at the path (`O_CREAT`).
     pub create: bool,
     /// Fail with [`FsError::Exists`] if something is at the path (`O_EXCL`, with `create`).
@@ -130,7 +130,7 @@ pub trait HostFs: Send {
     fn close(&mut self, node: NodeId);
     /// Opens (creating or truncating as `options` say) a regular file below the writable
     /// directory `dir`, for reading and writing. Never creates anything but a regular file.
-    fn open_file(&mut self, _dir: NodeId, _path: &str, _options: OpenOptions) -> Result<NodeId, FsError> {
+    fn open_file(&mut self, _dir: NodeId, _path: &str, _options: WriteOptions) -> Result<NodeId, FsError> {
         Err(FsError::ReadOnly)
     }
     /// Writes all of `data` to a file opened by [`HostFs::open_file`] at `offset`; returns the

@@ -94,7 +94,7 @@ pub use sandbox::{run_command, CommandExit, CommandReport, LaunchReport, Sandbox
 pub use abi::{check_request_region, request as intent_request, request_raw as intent_request_raw, response_range};
 // The input boundary the embedder implements: clocks and entropy, host intents, files, stdio.
 pub use env::{Clock, Environment, Slept, VirtualEnvironment, VIRTUAL_EPOCH_NS};
-pub use fs::{DirEntry, HostFs, NodeId, NodeKind, NodeStat, OpenOptions};
+pub use fs::{DirEntry, HostFs, NodeId, NodeKind, NodeStat, WriteOptions};
 pub use host::{
     read_request as read_host_request, url_host, AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, Method,
     NoHostIntents, Spent, UNREADABLE,

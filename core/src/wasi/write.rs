@@ -14,7 +14,7 @@ use super::call::Shim;
 use super::errno::{Errno, WasiError};
 use super::path::path_arg;
 use super::state::{Fd, FileWrite};
-use crate::fs::{self, FsError, HostFs, NodeId, NodeKind, OpenOptions};
+use crate::fs::{self, FsError, HostFs, NodeId, NodeKind, WriteOptions};
 use crate::guest::Guest;
 use crate::meter::{fuel_for_bytes, FS_CALL_FUEL};
 use alloc::string::String;
@@ -92,7 +92,7 @@ pub(super) fn open_file(
     }
     let normalized = fs::normalize(path)?;
     let write = rights & RIGHTS_WRITE != 0 || oflags & O_TRUNC != 0 || fdflags & FDFLAG_APPEND != 0;
-    let options = OpenOptions {
+    let options = WriteOptions {
         create: oflags & O_CREAT != 0,
         exclusive: oflags & O_EXCL != 0,
         truncate: oflags & O_TRUNC != 0,

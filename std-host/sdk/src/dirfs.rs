@@ -8,7 +8,8 @@
 //! directory entries carry the real device and inode numbers (on Unix).
 
 use crate::files;
-use contour_core::{errors::FsError, DirEntry, HostFs, NodeId, NodeKind, NodeStat, OpenOptions};
+use crate::files::output::open_in_preopen;
+use contour_core::{errors::FsError, DirEntry, HostFs, NodeId, NodeKind, NodeStat, WriteOptions};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -181,27 +182,6 @@ impl DirFs {
     }
 }
 
-/// How a file is opened for writing: read and write, created or truncated as asked, never
-/// blocking, and without following a symlink in the last component unless asked to.
-fn write_options(options: OpenOptions) -> cap_std::fs::OpenOptions {
-    let mut open = cap_std::fs::OpenOptions::new();
-    // Creating or truncating needs write access to the handle even for an fd core gives no
-    // write right (`O_RDONLY|O_CREAT`).
-    open.read(true).write(options.write || options.create || options.truncate).truncate(options.truncate);
-    if options.create && options.exclusive {
-        open.create_new(true);
-    } else {
-        open.create(options.create);
-    }
-    #[cfg(unix)]
-    {
-        use cap_std::fs::OpenOptionsExt;
-        let nofollow = if options.follow_symlinks { 0 } else { libc::O_NOFOLLOW };
-        open.custom_flags(libc::O_NONBLOCK | nofollow);
-    }
-    open
-}
-
 impl HostFs for DirFs {
     fn preopens(&self) -> Vec<(NodeId, String)> {
         self.preopens.clone()
@@ -290,7 +270,7 @@ impl HostFs for DirFs {
         }
     }
 
-    fn open_file(&mut self, dir: NodeId, path: &str, options: OpenOptions) -> Result<NodeId, FsError> {
+    fn open_file(&mut self, dir: NodeId, path: &str, options: WriteOptions) -> Result<NodeId, FsError> {
         let base = self.writable_dir(dir)?;
         // Something that is there and not a regular file is never opened (a FIFO or device
         // could block, or do something on open); the handle is checked again after.
@@ -301,7 +281,7 @@ impl HostFs for DirFs {
             Ok(meta) if !meta.is_file() => return Err(FsError::AccessDenied),
             _ => {}
         }
-        let file = base.open_with(path, &write_options(options)).map_err(|e| fs_error(&e))?;
+        let file = open_in_preopen(base, Path::new(path), options).map_err(|e| fs_error(&e))?;
         match file.metadata() {
             Ok(now) if now.is_file() => {}
             Ok(now) if now.is_dir() => return Err(FsError::IsADirectory),
