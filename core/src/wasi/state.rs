@@ -51,6 +51,10 @@ pub(crate) struct FileWrite {
     pub(crate) fdflags: u16,
     /// It was opened with the right to read too (a write-only fd answers `EBADF` to a read).
     pub(crate) readable: bool,
+    /// A length the file is known to have (its size when last looked at, or the end of the
+    /// last write through this fd): a write that starts past it looks at the size first and
+    /// pays for the gap it would leave, which the host stores or zero-fills.
+    pub(crate) reached: u64,
 }
 
 impl FileWrite {

@@ -106,7 +106,7 @@ pub(super) fn open_file(
     state.run.charge(FS_CALL_FUEL)?;
     let node = state.wasi.fs()?.open_file(dir, &normalized, options)?;
     let fdflags = (fdflags & FDFLAGS_KEPT) as u16;
-    Ok((node, write.then_some(FileWrite { fdflags, readable: rights & RIGHT_FD_READ != 0 })))
+    Ok((node, write.then_some(FileWrite { fdflags, readable: rights & RIGHT_FD_READ != 0, reached: 0 })))
 }
 
 /// Writes the iovecs to file fd `fd` at `at` (`fd_pwrite`) or at its position (`fd_write`; its
@@ -124,7 +124,7 @@ pub(super) fn write_file(
         Fd::Preopen { .. } | Fd::Dir { .. } => return Err(Errno::Isdir.into()),
         Fd::Stdin | Fd::Stdout | Fd::Stderr => return Err(Errno::Badf.into()),
     };
-    let Some(append) = write.as_ref().map(FileWrite::append) else {
+    let Some(mut write) = write else {
         return Err(Errno::Badf.into());
     };
     let (mut total, mut calls) = (0u64, 0u64);
@@ -137,9 +137,20 @@ pub(super) fn write_file(
     state.run.charge(calls.saturating_mul(FS_CALL_FUEL))?;
     let start = match at {
         Some(offset) => offset,
-        None if append => super::fd::stat_node(state, node)?.size,
+        None if write.append() => {
+            let size = super::fd::stat_node(state, node)?.size;
+            write.reached = size;
+            size
+        }
         None => position,
     };
+    if start > write.reached {
+        // A write past the end leaves a gap the host stores (or zero-fills, where files cannot
+        // be sparse): it is paid for as written, before anything is written.
+        let size = super::fd::stat_node(state, node)?.size;
+        state.run.charge_bytes(start.saturating_sub(size))?;
+        write.reached = size;
+    }
     let mut done: u64 = 0;
     super::fd::each_buffer(guest, state, (iovs, n), |guest, state, ptr, len| {
         let offset = start.checked_add(done).filter(|o| *o <= i64::MAX as u64).ok_or(Errno::Fbig)?;
@@ -152,10 +163,14 @@ pub(super) fn write_file(
             Err(_) => Ok(false),
         }
     })?;
-    if at.is_none() {
-        if let Some(Fd::File { position: p, .. }) = state.wasi.fds.get_mut(&fd) {
+    if done > 0 {
+        write.reached = write.reached.max(start + done);
+    }
+    if let Some(Fd::File { position: p, write: Some(w), .. }) = state.wasi.fds.get_mut(&fd) {
+        if at.is_none() {
             *p = start + done;
         }
+        w.reached = write.reached;
     }
     Ok(u32::try_from(done).unwrap_or(u32::MAX))
 }
@@ -211,7 +226,11 @@ pub(crate) fn fd_filestat_set_size(_g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32
     }
     let now = super::fd::stat_node(s, node)?.size;
     s.run.charge(fuel_for_bytes(size.saturating_sub(now)).saturating_add(FS_CALL_FUEL))?;
-    Ok(s.wasi.fs()?.set_size(node, size)?)
+    s.wasi.fs()?.set_size(node, size)?;
+    if let Some(Fd::File { write: Some(write), .. }) = s.wasi.fds.get_mut(&fd) {
+        write.reached = size;
+    }
+    Ok(())
 }
 
 /// `fd_allocate`: not supported on a file opened for writing (as wasmtime answers), `EBADF`

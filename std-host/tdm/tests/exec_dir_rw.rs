@@ -2,7 +2,7 @@
 //! host sees exactly those edits; the same command under `--dir` gets an errno for each and the
 //! folder stays byte for byte; an attacker cannot write outside a writable preopen (`..`, an
 //! absolute path, planted symlinks, renames across its edge); a write loop ends at its fuel
-//! having written no more than its fuel paid for; `--stats` lists each preopen `ro` or `rw`;
+//! having written no more than its fuel paid for, and a write past the end pays for its gap; `--stats` lists each preopen `ro` or `rw`;
 //! the subcommands that run plugins refuse the flag and name `tdm exec`.
 
 #[path = "support/tree.rs"]
@@ -136,6 +136,22 @@ fn a_write_loop_ends_at_its_fuel_having_written_what_its_fuel_paid_for() {
     // Every byte is charged at the bulk-memory rate before it is written: the whole budget pays
     // for at most `fuel * BYTES_PER_FUEL` bytes (the loop's own instructions cost fuel too).
     assert!(written <= fuel * BYTES_PER_FUEL, "{written} bytes written on {fuel} fuel");
+}
+
+#[test]
+fn a_write_past_the_end_pays_for_the_gap_it_would_leave() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("rw");
+    std::fs::create_dir_all(&dir).unwrap();
+    // One byte at 1 TiB: the gap costs 2^40 / 64 fuel, far past a budget of a million.
+    let out = tdm(
+        scratch.path(),
+        &["exec", "--fuel", "1_000_000", "--dir-rw", &dir.display().to_string(), &fixture("write_far.wat")],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(127), "{stderr}");
+    assert!(stderr.contains("fuel_exhausted"), "{stderr}");
+    assert_eq!(std::fs::metadata(dir.join("far.bin")).unwrap().len(), 0, "nothing was written");
 }
 
 #[test]
