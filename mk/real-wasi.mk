@@ -1,7 +1,8 @@
 # Real programs through `tdm exec` (not part of `make test`: building them takes minutes):
 # ripgrep 15.2.0 and jaq 1.5.1 (--no-default-features) from crates.io for wasm32-wasip1 into
 # target/real-wasi/bin/, then std-host/tdm/tests/real_wasi.rs against the release `tdm`: file search,
-# directory walk, stdin filters, args/env/clock, piped output and `| head -1`, a write refused,
+# directory walk, stdin filters, args/env/clock, piped output and `| head -1`, a write refused
+# under --dir and done under --dir-rw,
 # and the fuel per second each program used (the figure behind the default command budget).
 #
 # ripgrep builds from its own lockfile (--locked). jaq 1.5.1's lockfile pins `time` 0.3.20,

@@ -8,7 +8,7 @@
 //! import; `plugin` rows are open to marketplace plugins, `command` rows only to `tdm exec`.
 
 use crate::host::{self, HostView};
-use crate::wasi::{self, fd, path, poll, proc, sock, WasiView};
+use crate::wasi::{self, fd, path, poll, proc, sock, write, WasiView};
 use wasmi::{Caller, Linker};
 
 /// The value types a signature is written in (wasmi's).
@@ -117,36 +117,36 @@ imports! {
     shim proc::clock_res_get(id: u32, out: u32) plugin;
     shim proc::clock_time_get(id: u32, precision: u64, out: u32) plugin;
     shim fd::fd_advise(fd: u32, offset: u64, len: u64, advice: u32) command;
-    shim fd::fd_allocate(fd: u32, offset: u64, len: u64) command;
+    shim write::fd_allocate(fd: u32, offset: u64, len: u64) command;
     shim fd::fd_close(fd: u32) plugin;
-    shim fd::fd_datasync(fd: u32) command;
+    shim write::fd_datasync(fd: u32) command;
     shim fd::fd_fdstat_get(fd: u32, out: u32) plugin;
-    shim fd::fd_fdstat_set_flags(fd: u32, flags: u32) command;
+    shim write::fd_fdstat_set_flags(fd: u32, flags: u32) command;
     shim fd::fd_fdstat_set_rights(fd: u32, base: u64, inheriting: u64) command;
     shim fd::fd_filestat_get(fd: u32, out: u32) command;
-    shim fd::fd_filestat_set_size(fd: u32, size: u64) command;
+    shim write::fd_filestat_set_size(fd: u32, size: u64) command;
     shim fd::fd_filestat_set_times(fd: u32, atime: u64, mtime: u64, flags: u32) command;
     shim fd::fd_pread(fd: u32, iovs: u32, n: u32, at: u64, nread: u32) command;
     shim fd::fd_prestat_get(fd: u32, out: u32) plugin;
     shim fd::fd_prestat_dir_name(fd: u32, buf: u32, len: u32) plugin;
-    shim fd::fd_pwrite(fd: u32, iovs: u32, n: u32, at: u64, written: u32) command;
+    shim write::fd_pwrite(fd: u32, iovs: u32, n: u32, at: u64, written: u32) command;
     shim fd::fd_read(fd: u32, iovs: u32, n: u32, nread: u32) plugin;
     shim fd::fd_readdir(fd: u32, buf: u32, len: u32, cookie: u64, used: u32) command;
     shim fd::fd_renumber(from: u32, to: u32) command;
     shim fd::fd_seek(fd: u32, offset: i64, whence: u32, out: u32) plugin;
-    shim fd::fd_sync(fd: u32) command;
+    shim write::fd_sync(fd: u32) command;
     shim fd::fd_tell(fd: u32, out: u32) command;
     shim fd::fd_write(fd: u32, iovs: u32, n: u32, written: u32) plugin;
-    shim path::path_create_directory(fd: u32, p: u32, l: u32) command;
+    shim write::path_create_directory(fd: u32, p: u32, l: u32) command;
     shim path::path_filestat_get(fd: u32, flags: u32, p: u32, l: u32, out: u32) command;
     shim path::path_filestat_set_times(fd: u32, flags: u32, p: u32, l: u32, atime: u64, mtime: u64, fst: u32) command;
     shim path::path_link(fd: u32, flags: u32, p: u32, l: u32, new_fd: u32, new_p: u32, new_l: u32) command;
     shim path::path_open(fd: u32, dirflags: u32, p: u32, l: u32, oflags: u32, rights: u64, inheriting: u64, fdflags: u32, out: u32) command;
     shim path::path_readlink(fd: u32, p: u32, l: u32, buf: u32, cap: u32, used: u32) command;
-    shim path::path_remove_directory(fd: u32, p: u32, l: u32) command;
-    shim path::path_rename(fd: u32, p: u32, l: u32, new_fd: u32, new_p: u32, new_l: u32) command;
+    shim write::path_remove_directory(fd: u32, p: u32, l: u32) command;
+    shim write::path_rename(fd: u32, p: u32, l: u32, new_fd: u32, new_p: u32, new_l: u32) command;
     shim path::path_symlink(p: u32, l: u32, fd: u32, new_p: u32, new_l: u32) command;
-    shim path::path_unlink_file(fd: u32, p: u32, l: u32) command;
+    shim write::path_unlink_file(fd: u32, p: u32, l: u32) command;
     shim poll::poll_oneoff(subs: u32, events: u32, n: u32, nevents: u32) plugin;
     exit proc::proc_exit(code: i32) plugin;
     shim proc::proc_raise(sig: u32) command;

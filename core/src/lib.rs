@@ -37,7 +37,7 @@
 //! | `nesting` | how deeply JSON text nests, by one scan without recursion |
 //! | `wasi` | the WASI Preview1 shim |
 //! | `host` | host intents: `tdm_host_call`/`tdm_host_response`, permission check, audit |
-//! | `fs` | the read-only filesystem trait behind `tdm exec --dir` |
+//! | `fs` | the host filesystem trait behind `tdm exec --dir` (read-only) and `--dir-rw` |
 //! | `env` | the embedder's clocks, entropy, sleeps and deadline clock |
 //! | `input` | the one input boundary: every input a guest observes, counted |
 //! | `trace` | record a session (a decorator on `Sandbox`), replay it, name the first divergence |
@@ -94,7 +94,7 @@ pub use sandbox::{run_command, CommandExit, CommandReport, LaunchReport, Sandbox
 pub use abi::{check_request_region, request as intent_request, request_raw as intent_request_raw, response_range};
 // The input boundary the embedder implements: clocks and entropy, host intents, files, stdio.
 pub use env::{Clock, Environment, Slept, VirtualEnvironment, VIRTUAL_EPOCH_NS};
-pub use fs::{DirEntry, NodeId, NodeKind, NodeStat, ReadOnlyFs};
+pub use fs::{DirEntry, HostFs, NodeId, NodeKind, NodeStat, WriteOptions};
 pub use host::{
     read_request as read_host_request, url_host, AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, Method,
     NoHostIntents, Spent, UNREADABLE,

@@ -18,6 +18,8 @@ pub enum Errno {
     Badf = 8,
     /// File exists.
     Exist = 20,
+    /// File too large (a size or position past what the host file can hold).
+    Fbig = 22,
     /// Bad address (out-of-bounds pointer).
     Fault = 21,
     /// Invalid argument.
@@ -34,10 +36,14 @@ pub enum Errno {
     Nametoolong = 37,
     /// No such file or directory.
     Noent = 44,
+    /// No space left on device.
+    Nospc = 51,
     /// Function not supported.
     Nosys = 52,
     /// Not a directory.
     Notdir = 54,
+    /// Directory not empty.
+    Notempty = 55,
     /// Not a socket.
     Notsock = 57,
     /// Not supported.
@@ -50,6 +56,8 @@ pub enum Errno {
     Pipe = 64,
     /// Invalid seek.
     Spipe = 70,
+    /// Cross-device link (a rename the host cannot do in place).
+    Xdev = 75,
     /// Capabilities insufficient.
     Notcapable = 76,
 }
@@ -60,7 +68,11 @@ impl From<FsError> for Errno {
             FsError::NotFound => Errno::Noent,
             FsError::NotADirectory => Errno::Notdir,
             FsError::IsADirectory => Errno::Isdir,
-            FsError::Escapes | FsError::AccessDenied => Errno::Perm,
+            FsError::Escapes | FsError::AccessDenied | FsError::ReadOnly => Errno::Perm,
+            FsError::Exists => Errno::Exist,
+            FsError::NotEmpty => Errno::Notempty,
+            FsError::CrossDevice => Errno::Xdev,
+            FsError::NoSpace => Errno::Nospc,
             FsError::Loop => Errno::Loop,
             FsError::InvalidName => Errno::Inval,
             FsError::Io => Errno::Io,

@@ -1,6 +1,7 @@
-//! The fd_* functions: stdio, preopened directories and read-only files. Writes reach only stdout and stderr; stdin reads from the
-//! embedder's `InputSource`, never waiting past the run's deadline; bytes moved are charged at
-//! the bulk-memory rate and every call into the embedder's filesystem costs `FS_CALL_FUEL`.
+//! The fd_* functions: stdio, preopened directories and files. Writes to stdout and stderr go
+//! to the output sink here, writes to a file to `write`; stdin reads from the embedder's
+//! `InputSource`, never waiting past the run's deadline; bytes moved are charged at the
+//! bulk-memory rate and every call into the embedder's filesystem costs `FS_CALL_FUEL`.
 
 use super::call::Shim;
 use super::errno::{Errno, WasiError};
@@ -24,6 +25,9 @@ const RIGHT_FD_WRITE: u64 = 1 << 6;
 
 /// Rights reported for read-only files: read, seek, tell, advise, filestat_get, poll.
 pub(super) const RIGHTS_FILE: u64 = RIGHT_FD_READ | RIGHT_FD_SEEK | RIGHT_FD_TELL | (1 << 7) | (1 << 21) | (1 << 27);
+/// Rights a file opened for writing reports besides [`RIGHTS_FILE`]: datasync, sync, write,
+/// filestat_set_size.
+const RIGHTS_FILE_WRITE: u64 = (1 << 0) | (1 << 4) | RIGHT_FD_WRITE | (1 << 22);
 /// Rights reported for directories: the set wasmtime reports for every directory (path_open,
 /// readdir, the path_* calls, filestat), which programs built against it expect. Rights are
 /// advisory in Preview1; read-only is enforced by refusing each mutation, not by these bits.
@@ -125,7 +129,11 @@ fn write(
     let stderr = match state.wasi.fd(fd)? {
         Fd::Stdout => false,
         Fd::Stderr => true,
-        _ => return Err(Errno::Badf.into()),
+        _ => {
+            guest.range(written, 4)?;
+            let done = super::write::write_file(guest, state, fd, (iovs, n), None)?;
+            return Ok(guest.set_u32(written, done)?);
+        }
     };
     let mut total: u64 = 0;
     for (ptr, len) in guest.iovecs(iovs, n)? {
@@ -151,9 +159,33 @@ fn write(
     Ok(guest.set_u32(written, u32::try_from(done).unwrap_or(u32::MAX))?)
 }
 
-/// Buffers (each at most one filesystem read) one `fd_read`/`fd_pread` goes through between
-/// looks at the deadline.
+/// Buffers (each at most one filesystem call) one `fd_read`/`fd_pread`/`fd_write`/`fd_pwrite`
+/// goes through between looks at the deadline.
 const IOVECS_PER_DEADLINE_CHECK: u32 = 256;
+
+/// Goes through the non-empty buffers of an iovec array already checked to lie in memory (as
+/// readv and writev do, an empty one costs no filesystem call), looking at the deadline every
+/// `IOVECS_PER_DEADLINE_CHECK` of them: millions of buffers are as many filesystem calls.
+/// `each` answers whether to go on.
+pub(super) fn each_buffer(
+    guest: &mut Guest<'_>,
+    state: &mut Shim<'_>,
+    (iovs, n): (u32, u32),
+    mut each: impl FnMut(&mut Guest<'_>, &mut Shim<'_>, u32, u32) -> Result<bool, WasiError>,
+) -> Result<(), WasiError> {
+    for index in 0..n {
+        if index % IOVECS_PER_DEADLINE_CHECK == IOVECS_PER_DEADLINE_CHECK - 1 {
+            state.run.deadline_remaining(state.run.fuel_used())?;
+        }
+        // The array was checked, so these offsets do not overflow.
+        let entry = iovs + index * 8;
+        let (ptr, len) = (guest.u32(entry)?, guest.u32(entry + 4)?);
+        if len > 0 && !each(guest, state, ptr, len)? {
+            break;
+        }
+    }
+    Ok(())
+}
 
 /// Reads from an fd into iovecs at its position (`None`) or at an offset (`Some`); returns the
 /// bytes read. Each read from the filesystem costs `FS_CALL_FUEL` plus the bytes it moved.
@@ -167,35 +199,22 @@ fn read_into(
 ) -> Result<u32, WasiError> {
     let (node, position) = match state.wasi.fd(fd)? {
         Fd::Stdin => return if at.is_some() { Err(Errno::Spipe.into()) } else { read_stdin(guest, state, iovs, n) },
-        Fd::File { node, position } => (*node, at.unwrap_or(*position)),
+        Fd::File { write: Some(write), .. } if !write.readable => return Err(Errno::Badf.into()),
+        Fd::File { node, position, .. } => (*node, at.unwrap_or(*position)),
         Fd::Preopen { .. } | Fd::Dir { .. } => return Err(Errno::Isdir.into()),
         Fd::Stdout | Fd::Stderr => return Err(Errno::Badf.into()),
     };
     guest.iovecs(iovs, n)?;
     state.run.charge_bytes(u64::from(n) * 8)?;
     let mut total: u64 = 0;
-    for index in 0..n {
-        if index % IOVECS_PER_DEADLINE_CHECK == IOVECS_PER_DEADLINE_CHECK - 1 {
-            // Millions of buffers are as many filesystem reads: the deadline is looked at
-            // between them too, not only around the call.
-            state.run.deadline_remaining(state.run.fuel_used())?;
-        }
-        // The array was checked above, so these offsets do not overflow.
-        let entry = iovs + index * 8;
-        let (ptr, len) = (guest.u32(entry)?, guest.u32(entry + 4)?);
-        if len == 0 {
-            // As readv does: an empty buffer is skipped, with no filesystem read.
-            continue;
-        }
+    each_buffer(guest, state, (iovs, n), |guest, state, ptr, len| {
         state.run.charge(FS_CALL_FUEL)?;
         let buf = guest.bytes_mut(ptr, len)?;
         let read = state.wasi.fs()?.read_at(node, position.saturating_add(total), buf)?;
         state.run.charge(fuel_for_bytes(read as u64))?;
         total += read as u64;
-        if read < len as usize {
-            break;
-        }
-    }
+        Ok(read == len as usize)
+    })?;
     if at.is_none() {
         if let Some(Fd::File { position: p, .. }) = state.wasi.fds.get_mut(&fd) {
             *p += total;
@@ -238,9 +257,11 @@ fn readdir(state: &mut Shim<'_>, fd: u32, len: u32, cookie: u64) -> Result<Vec<u
         let mut entries = state.wasi.fs()?.read_dir(node)?;
         state.run.charge_bytes(entries.iter().map(|e| 24 + e.name.len() as u64).sum())?;
         entries.sort_by(|a, b| a.name.cmp(&b.name));
-        let dot = |name: &str| fs::DirEntry { name: name.into(), kind: NodeKind::Directory, ino: 0 };
-        entries.insert(0, dot(".."));
-        entries.insert(0, dot("."));
+        // `.` is the directory itself (its inode, as `d_ino` is); `..` may be above the preopen.
+        let ino = stat_node(state, node).map_or(0, |stat| stat.ino);
+        let dot = |name: &str, ino: u64| fs::DirEntry { name: name.into(), kind: NodeKind::Directory, ino };
+        entries.insert(0, dot("..", 0));
+        entries.insert(0, dot(".", ino));
         state.wasi.listings.insert(fd, entries);
     }
     let entries = state.wasi.listings.get(&fd).map_or(&[][..], Vec::as_slice);
@@ -265,15 +286,22 @@ fn readdir(state: &mut Shim<'_>, fd: u32, len: u32, cookie: u64) -> Result<Vec<u
 
 fn fdstat(guest: &mut Guest<'_>, state: &Shim<'_>, fd: u32, out: u32) -> Result<(), WasiError> {
     let stdio = state.wasi.stdio;
+    let mut flags: u16 = 0;
     let ((kind, rights), inheriting) = match state.wasi.fd(fd)? {
         Fd::Stdin => (stdio_fdstat(stdio[0], RIGHT_FD_READ), 0),
         Fd::Stdout => (stdio_fdstat(stdio[1], RIGHT_FD_WRITE), 0),
         Fd::Stderr => (stdio_fdstat(stdio[2], RIGHT_FD_WRITE), 0),
-        Fd::File { .. } => ((FILETYPE_FILE, RIGHTS_FILE), 0),
+        Fd::File { write: None, .. } => ((FILETYPE_FILE, RIGHTS_FILE), 0),
+        Fd::File { write: Some(write), .. } => {
+            flags = write.fdflags;
+            let read = if write.readable { RIGHTS_FILE } else { RIGHTS_FILE & !RIGHT_FD_READ };
+            ((FILETYPE_FILE, read | RIGHTS_FILE_WRITE), 0)
+        }
         Fd::Preopen { .. } | Fd::Dir { .. } => ((FILETYPE_DIR, RIGHTS_DIR), RIGHTS_DIR_INHERITING),
     };
     let mut buf = [0u8; 24];
     buf[0] = kind;
+    buf[2..4].copy_from_slice(&flags.to_le_bytes());
     buf[8..16].copy_from_slice(&u64::to_le_bytes(rights));
     buf[16..24].copy_from_slice(&u64::to_le_bytes(inheriting));
     Ok(guest.set(out, &buf)?)
@@ -288,7 +316,7 @@ fn seek(
     out: u32,
 ) -> Result<(), WasiError> {
     let (node, position) = match state.wasi.fd(fd)? {
-        Fd::File { node, position } => (*node, *position),
+        Fd::File { node, position, .. } => (*node, *position),
         Fd::Stdin | Fd::Stdout | Fd::Stderr => return Err(Errno::Spipe.into()),
         _ => return Err(Errno::Badf.into()),
     };
@@ -311,21 +339,14 @@ fn seek(
     Ok(guest.set_u64(out, target)?)
 }
 
-/// Answers a write-like call on an fd: files and stdio are read-only here (`EBADF`, as for a
-/// descriptor without write rights); directories are `EISDIR`.
-fn write_to_fd(state: &Shim<'_>, fd: u32) -> Result<(), WasiError> {
+/// Answers a call that would change times on an fd: times are never changed (`EBADF` on
+/// files and stdio, as for a descriptor without the right; `EISDIR` on directories).
+fn set_times(state: &Shim<'_>, fd: u32) -> Result<(), WasiError> {
     Err(match state.wasi.fd(fd)? {
         Fd::File { .. } | Fd::Stdin | Fd::Stdout | Fd::Stderr => Errno::Badf,
         _ => Errno::Isdir,
     }
     .into())
-}
-
-fn sync_fd(state: &Shim<'_>, fd: u32) -> Result<(), WasiError> {
-    match state.wasi.fd(fd)? {
-        Fd::Stdin | Fd::Stdout | Fd::Stderr => Err(Errno::Inval.into()),
-        _ => Ok(()),
-    }
 }
 
 /// `fd_write`.
@@ -338,24 +359,6 @@ pub(crate) fn fd_write(
     written: u32,
 ) -> Result<(), WasiError> {
     write(g, s, fd, iovs, n, written)
-}
-
-/// `fd_pwrite`: nothing is writable at an offset.
-pub(crate) fn fd_pwrite(
-    _g: &mut Guest<'_>,
-    s: &mut Shim<'_>,
-    fd: u32,
-    _iovs: u32,
-    _n: u32,
-    _at: u64,
-    _written: u32,
-) -> Result<(), WasiError> {
-    Err(match s.wasi.fd(fd)? {
-        Fd::Stdout | Fd::Stderr | Fd::Stdin => Errno::Spipe,
-        Fd::File { .. } => Errno::Badf,
-        _ => Errno::Isdir,
-    }
-    .into())
 }
 
 /// `fd_read`.
@@ -395,16 +398,6 @@ pub(crate) fn fd_close(_g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32) -> Result<
 /// `fd_fdstat_get`.
 pub(crate) fn fd_fdstat_get(g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32, out: u32) -> Result<(), WasiError> {
     fdstat(g, s, fd, out)
-}
-
-/// `fd_fdstat_set_flags`: only no flags at all is accepted.
-pub(crate) fn fd_fdstat_set_flags(_g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32, flags: u32) -> Result<(), WasiError> {
-    s.wasi.fd(fd)?;
-    if flags == 0 {
-        Ok(())
-    } else {
-        Err(Errno::Notsup.into())
-    }
 }
 
 /// `fd_fdstat_set_rights`: not supported.
@@ -478,7 +471,7 @@ pub(crate) fn fd_filestat_get(g: &mut Guest<'_>, s: &mut Shim<'_>, fd: u32, out:
         Fd::Stdin => stdio_stat(s.wasi.stdio[0]),
         Fd::Stdout => stdio_stat(s.wasi.stdio[1]),
         Fd::Stderr => stdio_stat(s.wasi.stdio[2]),
-        Fd::File { node, .. } | Fd::Dir { node } | Fd::Preopen { node, .. } => {
+        Fd::File { node, .. } | Fd::Dir { node, .. } | Fd::Preopen { node, .. } => {
             let node = *node;
             stat_node(s, node)?
         }
@@ -537,14 +530,6 @@ pub(crate) fn fd_renumber(_g: &mut Guest<'_>, s: &mut Shim<'_>, from: u32, to: u
 }
 
 fd_only! {
-    /// `fd_allocate`: nothing is writable.
-    fd_allocate(u64, u64) => write_to_fd;
-    /// `fd_filestat_set_size`: nothing is writable.
-    fd_filestat_set_size(u64) => write_to_fd;
-    /// `fd_filestat_set_times`: nothing is writable.
-    fd_filestat_set_times(u64, u64, u32) => write_to_fd;
-    /// `fd_datasync`.
-    fd_datasync() => sync_fd;
-    /// `fd_sync`.
-    fd_sync() => sync_fd;
+    /// `fd_filestat_set_times`: times are never changed.
+    fd_filestat_set_times(u64, u64, u32) => set_times;
 }

@@ -1,7 +1,7 @@
 //! The WASI Preview1 shim (docs/ABI.md section 5), no_std. Every function of the allowlist's
 //! `PREVIEW1` table is served here (the table links each with its exact signature); which ones a module may
 //! import is the load-time check's decision. Every nondeterministic answer comes from the
-//! `Environment`, files only from a `ReadOnlyFs`, and every function runs through the meter:
+//! `Environment`, files only from a `HostFs`, and every function runs through the meter:
 //! fuel for the work a guest-chosen size asks for, the deadline before and after.
 //!
 //! | module | owns |
@@ -13,12 +13,13 @@
 //! | `proc` | args, environ, clocks, random, exit, yield |
 //! | `fd` | fd_* (read, write, seek, stat, readdir, ...) |
 //! | `sock` | sock_*, on fds that are never sockets |
-//! | `path` | path_* on the read-only filesystem |
+//! | `path` | path_* that read, and `path_open` |
+//! | `write` | the write half over a writable preopen: open to write, fd_write/fd_pwrite to a file, set_size, sync, mkdir, rmdir, unlink, rename |
 //! | `poll` | poll_oneoff |
 
 /// Shim functions that look only at their first argument, the fd, and answer what
-/// `$answer(shim, fd)` says; the rest of their arguments matter to no one (the filesystem is
-/// read-only, no fd is a socket). Each row: doc, name, the types after the fd, the answer.
+/// `$answer(shim, fd)` says; the rest of their arguments matter to no one (times and links are
+/// never changed, no fd is a socket). Each row: doc, name, the types after the fd, the answer.
 macro_rules! fd_only {
     ($($(#[doc = $doc:literal])+ $name:ident($($ty:ty),*) => $answer:path;)*) => {$(
         $(#[doc = $doc])+
@@ -43,6 +44,7 @@ pub(crate) mod proc;
 pub(crate) mod sock;
 mod state;
 mod stdio;
+pub(crate) mod write;
 
 /// The import module name of WASI Preview1.
 pub const MODULE: &str = "wasi_snapshot_preview1";

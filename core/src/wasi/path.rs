@@ -1,38 +1,37 @@
-//! The path_* functions over the embedder's read-only filesystem (`tdm exec --dir`; plugins
-//! cannot import them). Paths are normalized lexically by core before the embedder sees them;
-//! anything that would create, change or remove answers `EPERM`. Every path costs its bytes
-//! and every call into the filesystem `FS_CALL_FUEL`.
+//! The path_* functions that read the embedder's filesystem (`tdm exec --dir`; plugins cannot
+//! import them), and `path_open`, which hands an open for writing below a writable preopen to
+//! `write`. Paths are normalized lexically by core before the embedder sees them. Below a
+//! read-only preopen anything that would create, change or remove answers `EPERM`; links,
+//! symlinks and times are never changed, below any preopen. Every path costs its bytes and
+//! every call into the filesystem `FS_CALL_FUEL`.
 
 use super::call::Shim;
 use super::errno::{Errno, WasiError};
 use super::fd::write_filestat;
 use super::state::Fd;
+use super::write::{self, O_CREAT, O_EXCL, O_TRUNC, RIGHTS_WRITE};
 use crate::fs::{self, NodeId, NodeKind};
 use crate::guest::Guest;
 use crate::meter::FS_CALL_FUEL;
 use alloc::string::String;
 
-/// Rights that mean write access when asked of `path_open`: fd_write, fd_allocate and
-/// fd_filestat_set_size (wasi-libc and Rust std ask for none of them on a read-only open).
-const RIGHTS_WRITE: u64 = (1 << 6) | (1 << 8) | (1 << 22);
-
 /// The path at `[ptr, ptr + len)`, charged for its bytes.
-fn path_arg(guest: &Guest<'_>, state: &mut Shim<'_>, ptr: u32, len: u32) -> Result<String, WasiError> {
+pub(super) fn path_arg(guest: &Guest<'_>, state: &mut Shim<'_>, ptr: u32, len: u32) -> Result<String, WasiError> {
     let bytes = guest.bytes(ptr, len)?;
     state.run.charge_bytes(u64::from(len))?;
     Ok(String::from(core::str::from_utf8(bytes).map_err(|_| Errno::Inval)?))
 }
 
 /// Resolves `path` below the directory fd `dirfd` and opens it (one filesystem call).
-fn open_path(state: &mut Shim<'_>, dirfd: u32, path: &str, follow: bool) -> Result<NodeId, WasiError> {
+pub(super) fn open_path(state: &mut Shim<'_>, dirfd: u32, path: &str, follow: bool) -> Result<NodeId, WasiError> {
     let dir = state.wasi.fd(dirfd)?.dir_node().ok_or(Errno::Notdir)?;
     let normalized = fs::normalize(path)?;
     state.run.charge(FS_CALL_FUEL)?;
     Ok(state.wasi.fs()?.open(dir, &normalized, follow)?)
 }
 
-/// Refuses a mutation below a directory fd: `EPERM` on a read-only preopen, `ENOTDIR` on a
-/// non-directory, `EBADF` on no fd.
+/// Refuses a mutation no preopen allows (links, symlinks, times): `EPERM` on a directory,
+/// `ENOTDIR` on a non-directory, `EBADF` on no fd.
 fn read_only_dir(state: &Shim<'_>, dirfd: u32) -> Result<(), WasiError> {
     let fd = state.wasi.fd(dirfd)?;
     Err(if fd.dir_node().is_some() { Errno::Perm } else { Errno::Notdir }.into())
@@ -43,8 +42,8 @@ fn read_only_dir(state: &Shim<'_>, dirfd: u32) -> Result<(), WasiError> {
 /// something that exists, the lookup's own error (`ENOENT`, ...) when nothing is there to open
 /// and nothing may be created, `EPERM` otherwise.
 fn refuse_write_open(state: &mut Shim<'_>, dirfd: u32, path: &str, follow: bool, oflags: u32) -> WasiError {
-    const CREAT: u32 = 1;
-    const EXCL: u32 = 4;
+    const CREAT: u32 = O_CREAT;
+    const EXCL: u32 = O_EXCL;
     let node = match open_path(state, dirfd, path, follow) {
         Ok(node) => node,
         Err(WasiError::Errno(Errno::Noent)) if oflags & CREAT != 0 => return Errno::Perm.into(),
@@ -75,19 +74,25 @@ fn open(
     fdflags: u32,
     out: u32,
 ) -> Result<(), WasiError> {
+    let writable = state.wasi.fd(dirfd)?.writable_dir();
     state.wasi.fd(dirfd)?.dir_node().ok_or(Errno::Notdir)?;
     guest.range(out, 4)?;
-    let wants_write = oflags & (1 | 4 | 8) != 0 || fdflags & (1 | 2 | 8 | 16) != 0 || rights & RIGHTS_WRITE != 0;
+    let wants_write =
+        oflags & (O_CREAT | O_EXCL | O_TRUNC) != 0 || fdflags & (1 | 2 | 8 | 16) != 0 || rights & RIGHTS_WRITE != 0;
     let path = path_arg(guest, state, path, path_len)?;
-    if wants_write {
-        return Err(refuse_write_open(state, dirfd, &path, dirflags & 1 != 0, oflags));
+    let follow = dirflags & 1 != 0;
+    if wants_write && writable.is_none() {
+        return Err(refuse_write_open(state, dirfd, &path, follow, oflags));
     }
     // Each open fd holds a node of the embedder's filesystem (a host file handle, memory): a
     // guest that opens without closing gets `EMFILE`, as from a process's fd limit.
     if !state.wasi.can_open() {
         return Err(Errno::Mfile.into());
     }
-    let node = open_path(state, dirfd, &path, dirflags & 1 != 0)?;
+    let (node, file_write) = match writable {
+        Some(dir) if wants_write => write::open_file(state, dir, &path, follow, (oflags, fdflags), rights)?,
+        _ => (open_path(state, dirfd, &path, follow)?, None),
+    };
     let kind = match super::fd::stat_node(state, node) {
         Ok(stat) => stat.kind,
         Err(e) => {
@@ -95,24 +100,21 @@ fn open(
             return Err(e);
         }
     };
-    let refusal = match kind {
-        NodeKind::File if oflags & 2 != 0 => Some(Errno::Notdir),
-        NodeKind::Symlink => Some(Errno::Loop),
-        _ => None,
-    };
-    if let Some(errno) = refusal {
+    // `name/` names a directory: a file there is `ENOTDIR`, as POSIX says.
+    let oflags = if path.ends_with('/') { oflags | write::O_DIRECTORY } else { oflags };
+    if let Some(errno) = write::refusal(kind, oflags, file_write.is_some()) {
         state.wasi.fs()?.close(node);
         return Err(errno.into());
     }
     let fd = match kind {
-        NodeKind::Directory => Fd::Dir { node },
-        _ => Fd::File { node, position: 0 },
+        NodeKind::Directory => Fd::Dir { node, writable: writable.is_some() },
+        _ => Fd::File { node, position: 0, write: file_write },
     };
     let fd = state.wasi.insert_fd(fd);
     Ok(guest.set_u32(out, fd)?)
 }
 
-/// `path_open`: read-only opens below a directory fd.
+/// `path_open`: opens below a directory fd (for writing only below a writable one).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn path_open(
     g: &mut Guest<'_>,
@@ -166,7 +168,7 @@ pub(crate) fn path_readlink(
     Err(Errno::Inval.into())
 }
 
-/// `path_symlink`: read-only.
+/// `path_symlink`: no symlink is ever made (one could point anywhere on the host).
 pub(crate) fn path_symlink(
     _g: &mut Guest<'_>,
     s: &mut Shim<'_>,
@@ -180,16 +182,8 @@ pub(crate) fn path_symlink(
 }
 
 fd_only! {
-    /// `path_create_directory`: read-only.
-    path_create_directory(u32, u32) => read_only_dir;
-    /// `path_remove_directory`: read-only.
-    path_remove_directory(u32, u32) => read_only_dir;
-    /// `path_unlink_file`: read-only.
-    path_unlink_file(u32, u32) => read_only_dir;
-    /// `path_filestat_set_times`: read-only.
+    /// `path_filestat_set_times`: times are never changed.
     path_filestat_set_times(u32, u32, u32, u64, u64, u32) => read_only_dir;
-    /// `path_link`: read-only.
+    /// `path_link`: no hard link is ever made.
     path_link(u32, u32, u32, u32, u32, u32) => read_only_dir;
-    /// `path_rename`: read-only.
-    path_rename(u32, u32, u32, u32, u32) => read_only_dir;
 }

@@ -1,9 +1,10 @@
 //! The WASI state of one instance: argv, environment, the fd table (stdio, preopens, open
-//! files and directories), where output goes, what stdin reads and what stdio is reported as.
+//! files and directories, each knowing whether it may be written through), where output goes,
+//! what stdin reads and what stdio is reported as.
 
 use super::errno::Errno;
 use super::stdio::{Capture, InputSource, NoInput, OutputSink, StdioKind};
-use crate::fs::{DirEntry, NodeId, ReadOnlyFs};
+use crate::fs::{DirEntry, HostFs, NodeId};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -21,26 +22,61 @@ pub(crate) enum Fd {
     Stdin,
     Stdout,
     Stderr,
-    /// A preopened directory, with the path the guest sees.
+    /// A preopened directory, with the path the guest sees and whether the embedder made it
+    /// writable.
     Preopen {
         node: NodeId,
         path: String,
+        writable: bool,
     },
-    /// An open directory.
+    /// An open directory; writable when opened below a writable preopen.
     Dir {
         node: NodeId,
+        writable: bool,
     },
+    /// An open file; `write` is `None` when opened for reading only.
     File {
         node: NodeId,
         position: u64,
+        write: Option<FileWrite>,
     },
+}
+
+/// How a file fd opened for writing writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileWrite {
+    /// The fdflags it was opened with or last set to (`APPEND`: every `fd_write` goes to the
+    /// end of the file; the sync flags are reported, each write is synced by the host's own
+    /// rules).
+    pub(crate) fdflags: u16,
+    /// It was opened with the right to read too (a write-only fd answers `EBADF` to a read).
+    pub(crate) readable: bool,
+    /// A length the file is known to have (its size when last looked at, or the end of the
+    /// last write through this fd): a write that starts past it looks at the size first and
+    /// pays for the gap it would leave, which the host stores or zero-fills.
+    pub(crate) reached: u64,
+}
+
+impl FileWrite {
+    /// `O_APPEND`.
+    pub(crate) fn append(&self) -> bool {
+        self.fdflags & 1 != 0
+    }
 }
 
 impl Fd {
     /// The node of a directory fd.
     pub(crate) fn dir_node(&self) -> Option<NodeId> {
         match self {
-            Fd::Preopen { node, .. } | Fd::Dir { node } => Some(*node),
+            Fd::Preopen { node, .. } | Fd::Dir { node, .. } => Some(*node),
+            _ => None,
+        }
+    }
+
+    /// The node of a directory fd that may be written below (`None` for a read-only one).
+    pub(crate) fn writable_dir(&self) -> Option<NodeId> {
+        match self {
+            Fd::Preopen { node, writable: true, .. } | Fd::Dir { node, writable: true } => Some(*node),
             _ => None,
         }
     }
@@ -51,7 +87,7 @@ pub struct WasiState {
     pub(crate) args: Vec<Vec<u8>>,
     pub(crate) environ: Vec<Vec<u8>>,
     pub(crate) fds: BTreeMap<u32, Fd>,
-    pub(crate) fs: Option<Box<dyn ReadOnlyFs>>,
+    pub(crate) fs: Option<Box<dyn HostFs>>,
     /// The listing `fd_readdir` pages through, per directory fd: read when a listing starts
     /// (cookie 0), so paging through a large directory reads it once.
     pub(crate) listings: BTreeMap<u32, Vec<DirEntry>>,
@@ -70,8 +106,8 @@ pub struct WasiConfig {
     pub args: Vec<String>,
     /// `KEY=VALUE` pairs (empty unless an operator passed `--env`).
     pub environ: Vec<String>,
-    /// Preopened read-only directories, if any.
-    pub fs: Option<Box<dyn ReadOnlyFs>>,
+    /// Preopened directories, if any (each read-only unless the filesystem says otherwise).
+    pub fs: Option<Box<dyn HostFs>>,
     /// Where stdout and stderr go; `None` means a bounded `Capture`.
     pub output: Option<Box<dyn OutputSink>>,
     /// What stdin reads; `None` means an empty stdin (at its end at once), as plugins have.
@@ -105,7 +141,8 @@ impl WasiState {
         fds.insert(2, Fd::Stderr);
         if let Some(fs) = &config.fs {
             for (index, (node, path)) in fs.preopens().into_iter().enumerate() {
-                fds.insert(3 + index as u32, Fd::Preopen { node, path });
+                let writable = fs.writable(node);
+                fds.insert(3 + index as u32, Fd::Preopen { node, path, writable });
             }
         }
         let nul_terminated = |s: String| {
@@ -131,7 +168,7 @@ impl WasiState {
     }
 
     /// The embedder's filesystem (`EBADF` when nothing is preopened).
-    pub(crate) fn fs(&mut self) -> Result<&mut Box<dyn ReadOnlyFs>, Errno> {
+    pub(crate) fn fs(&mut self) -> Result<&mut Box<dyn HostFs>, Errno> {
         self.fs.as_mut().ok_or(Errno::Badf)
     }
 
@@ -157,7 +194,7 @@ impl WasiState {
 
     /// Releases the node behind a closed fd.
     pub(crate) fn close_node(&mut self, fd: &Fd) {
-        if let (Some(fs), Fd::File { node, .. } | Fd::Dir { node }) = (self.fs.as_mut(), fd) {
+        if let (Some(fs), Fd::File { node, .. } | Fd::Dir { node, .. }) = (self.fs.as_mut(), fd) {
             fs.close(*node);
         }
     }

@@ -17,7 +17,7 @@
 //! | [`workspace`], [`package`], [`package_copy`] | state on disk, `plugin.toml` and hubs, copying a verified package |
 //! | [`declared`] | the intents a plugin declares (`plugin.toml` or the `tdm.intents` section) |
 //! | [`limits`], [`params`] | limits as data and size units, params from JSON/@FILE/stdin |
-//! | [`files`], [`module_file`], [`dirfs`] | bounded non-blocking reads, `.wasm`/`.wat` loading, read-only dirs for `exec` |
+//! | [`files`], [`module_file`], [`dirfs`] | bounded non-blocking reads, `.wasm`/`.wat` loading, preopened dirs for `exec` (read-only, or writable on request) |
 //! | [`module_kind`] | whether bytes are a plugin, a WASI command or an Extism plugin (for hints) |
 //! | [`traces`], [`command`], [`stdio`] | trace files, WASI commands (`tdm exec`) and their stdio |
 #![forbid(unsafe_code)]

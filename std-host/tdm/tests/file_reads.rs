@@ -3,13 +3,13 @@
 //! read (1 GiB sparse files), `.wat` errors name the file and are truncated, the audit log is
 //! streamed with a per-line bound, and `exec --dir` reports real inode numbers.
 
-use contour_core::{errors::FsError, NodeKind, ReadOnlyFs};
+use contour_core::{errors::FsError, HostFs, NodeKind};
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use tdm_sdk::dirfs::DirFs;
+use tdm_sdk::dirfs::{DirFs, PreopenDir};
 
 /// How long a command may take before it counts as blocked (generous: the point is that it stops).
 const BLOCKED_AFTER: Duration = Duration::from_secs(60);
@@ -107,7 +107,8 @@ fn open_in_time(mut fs: DirFs, root: u64, path: &'static str) -> (DirFs, Result<
 fn dirfs_stats_and_lists_a_fifo_and_refuses_to_read_it() {
     let tmp = tempfile::tempdir().unwrap();
     mkfifo(&tmp.path().join("pipe"));
-    let fs = DirFs::open(&[(tmp.path().to_path_buf(), "/".to_string())]).unwrap();
+    let fs =
+        DirFs::open(&[PreopenDir { host: tmp.path().to_path_buf(), guest: "/".to_string(), writable: false }]).unwrap();
     let root = fs.preopens()[0].0;
     let (mut fs, node) = open_in_time(fs, root, "pipe");
     let node = node.expect("a FIFO can be opened to stat it");
@@ -127,7 +128,8 @@ fn dirfs_reports_real_inodes_in_stat_and_listings() {
     std::fs::write(tmp.path().join("b"), "b").unwrap();
     std::fs::hard_link(tmp.path().join("a"), tmp.path().join("a-link")).unwrap();
     std::fs::create_dir(tmp.path().join("sub")).unwrap();
-    let mut fs = DirFs::open(&[(tmp.path().to_path_buf(), "/".to_string())]).unwrap();
+    let mut fs =
+        DirFs::open(&[PreopenDir { host: tmp.path().to_path_buf(), guest: "/".to_string(), writable: false }]).unwrap();
     let root = fs.preopens()[0].0;
     let mut ino = |path: &str| {
         let node = fs.open(root, path, true).unwrap();

@@ -2,8 +2,9 @@
 //! (`--no-default-features`) built from crates.io for wasm32-wasip1 by `make real-wasi`, which
 //! runs this file (`--ignored`, with `REAL_WASI_BIN` naming the folder holding `rg.wasm` and
 //! `jaq.wasm`). File search, a directory walk, stdin filters, args, env and clocks, piped output
-//! (and `| head -1`), and a write refused; each compared with the expected output. It also
-//! prints the fuel per second each program used, the figure behind the default command budget.
+//! (and `| head -1`), a write refused under `--dir` and done under `--dir-rw`; each compared
+//! with the expected output. It also prints the fuel per second each program used, the figure
+//! behind the default command budget.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -107,7 +108,7 @@ fn ripgrep_searches_walks_filters_and_stops_on_a_closed_pipe() {
 
 #[test]
 #[ignore = "needs the programs `make real-wasi` builds"]
-fn jaq_filters_stdin_and_files_sees_env_and_clock_and_is_refused_a_write() {
+fn jaq_filters_stdin_and_files_sees_env_and_clock_and_writes_only_when_writable() {
     let dir = fixture();
     let root = Some(dir.path());
     check("jaq stdin filter", &exec("jaq.wasm", None, &[], &[".b[1]"], br#"{"a":1,"b":[2,3]}"#), 0, "3\n");
@@ -132,6 +133,18 @@ fn jaq_filters_stdin_and_files_sees_env_and_clock_and_is_refused_a_write() {
     assert_eq!(std::fs::read(dir.path().join("data.json")).unwrap(), before);
     assert_eq!(names(dir.path()), listed, "no file was left behind");
     println!("ok: jaq -i refused: {}", stderr.trim());
+
+    // With the folder `--dir-rw`, `jaq -i` writes its temporary file, renames it over the input
+    // and leaves nothing behind; it then exits 2 because Rust's std on wasm32-wasip1 cannot set
+    // permissions (`set_permissions` fails inside the guest with ENOSYS, no WASI call does).
+    let writable = dir.path().display().to_string();
+    let out = exec("jaq.wasm", None, &["--dir-rw", &writable], &["-i", ".n", "data.json"], b"");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(std::fs::read_to_string(dir.path().join("data.json")).unwrap(), "3\n", "{stderr}");
+    assert_eq!(names(dir.path()), listed, "the temporary file was renamed over the input");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("os error 52"), "{stderr}");
+    println!("ok: jaq -i with --dir-rw rewrote data.json, then: {}", stderr.trim());
 
     // `tdm exec jaq ... | head -1`: jaq sees EPIPE and stops with its error.
     let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))

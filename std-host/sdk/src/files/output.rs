@@ -6,7 +6,8 @@
 //! file outside) is refused, never written through. And no two outputs of one command are the
 //! same file or stream: a file written next to others ([`Outputs`]: stdout, stderr, the audit
 //! log, the state, the REPL history) is compared with each of them, by path before the run and
-//! by device and inode of the handle where it is opened.
+//! by device and inode of the handle where it is opened. A `tdm exec --dir-rw` command's files
+//! are opened here too ([`open_in_preopen`]), below its preopen with `cap-std`.
 
 use super::{FileId, FileKind};
 use std::fmt;
@@ -342,4 +343,31 @@ impl Outputs {
         }
         Ok(())
     }
+}
+
+/// Opens (creating or truncating as `how` says) the file at `relative` below a writable
+/// preopen for a `tdm exec --dir-rw` command: read and write, never blocking, with `cap-std`
+/// (no path or symlink, dangling or not, leads outside `dir`), and without following a symlink
+/// in the last component unless asked to. The caller checks the handle is a regular file.
+pub fn open_in_preopen(
+    dir: &cap_std::fs::Dir,
+    relative: &Path,
+    how: contour_core::WriteOptions,
+) -> io::Result<cap_std::fs::File> {
+    let mut open = cap_std::fs::OpenOptions::new();
+    // Creating or truncating needs a handle with write access even for an fd the guest gets
+    // no write right on (`O_RDONLY|O_CREAT`).
+    open.read(true).write(how.write || how.create || how.truncate).truncate(how.truncate);
+    if how.create && how.exclusive {
+        open.create_new(true);
+    } else {
+        open.create(how.create);
+    }
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        let nofollow = if how.follow_symlinks { 0 } else { libc::O_NOFOLLOW };
+        open.custom_flags(libc::O_NONBLOCK | nofollow);
+    }
+    dir.open_with(relative, &open)
 }

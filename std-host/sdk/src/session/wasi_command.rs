@@ -1,19 +1,19 @@
 //! A WASI command's session: the module loaded under the command policy (the shared limit
 //! flags over the command defaults), then one run end to end behind one call, with the
-//! session's environment, tdm's own stdio (output written within the deadline) and read-only
-//! preopens, returning a typed report.
+//! session's environment, tdm's own stdio (output written within the deadline) and its
+//! preopens (each read-only unless asked writable), returning a typed report.
 
 use super::command::{command_environment, CommandOutput};
 use crate::command::command_policy;
-use crate::dirfs::DirFs;
+use crate::dirfs::{DirFs, PreopenDir};
 use crate::environment::Cancel;
 use crate::limits::Limits;
 use crate::module_file::{read_module_within, ModuleFileError};
 use crate::module_kind::is_plugin;
 use crate::stdio::{stdio_kinds, StdinReader};
-use contour_core::{run_command, CommandReport, Failure, Plugin, Profile, ReadOnlyFs, WasiConfig};
+use contour_core::{run_command, CommandReport, Failure, HostFs, Plugin, Profile, WasiConfig};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How a command session is opened: the shared limit flags and the seed.
@@ -33,8 +33,8 @@ pub struct CommandRequest {
     pub args: Vec<String>,
     /// The environment, as `KEY=VALUE` lines.
     pub environ: Vec<String>,
-    /// Host directories preopened read-only, each at its guest path.
-    pub preopens: Vec<(PathBuf, String)>,
+    /// Host directories to preopen, each at its guest path, read-only unless it says writable.
+    pub preopens: Vec<PreopenDir>,
     /// Stops the command at its next deadline check (and its stdin and output waits) when set.
     pub cancel: Option<Cancel>,
 }
@@ -105,7 +105,7 @@ impl CommandSession {
 
     /// Runs the command's `_start` end to end; a command that fails is a report too.
     pub fn run(&self, request: CommandRequest) -> Result<CommandRun, CommandError> {
-        let fs: Option<Box<dyn ReadOnlyFs>> = if request.preopens.is_empty() {
+        let fs: Option<Box<dyn HostFs>> = if request.preopens.is_empty() {
             None
         } else {
             Some(Box::new(DirFs::open(&request.preopens).map_err(CommandError::Preopen)?))

@@ -14,6 +14,7 @@ use contour_core::{BlockedReason, CommandExit, Failure};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use tdm_sdk::command::stats_line;
+use tdm_sdk::dirfs::PreopenDir;
 use tdm_sdk::environment::Cancel;
 use tdm_sdk::module_file::ModuleFileError;
 use tdm_sdk::session::{CommandError, CommandRequest, CommandRun, CommandSession};
@@ -21,7 +22,9 @@ use tdm_sdk::session::{CommandError, CommandRequest, CommandRun, CommandSession}
 const EXAMPLES: &str = "\
 Examples:
   tdm exec hello.wasm --name Ada                 everything after the module is the module's
-  tdm exec --dir ./data --env LANG=C --env HOME --fuel 100_000_000 --max-memory 32MiB --stats tool.wasm ARGS";
+  tdm exec --dir ./data --env LANG=C --env HOME --fuel 100_000_000 --max-memory 32MiB --stats tool.wasm ARGS
+  tdm exec --dir ./src::/src --dir-rw ./out::/out --stats fmt.wasm /src/a.txt /out/a.txt
+                                                 /src is read-only, /out writable";
 
 /// `--fuel` as `tdm exec` takes it: a command's default budget scales with its deadline.
 const FUEL_HELP: &str = "Fuel budget of the command (deterministic instruction count; `_` may group digits) \
@@ -32,7 +35,8 @@ const TIMEOUT_HELP: &str =
 /// `--max-memory` as `tdm exec` takes it.
 const MAX_MEMORY_HELP: &str = "Linear memory limit: bytes or a size with a unit (64MiB, 512KiB, 1GiB) [default: 64MiB]";
 /// `--stats` as `tdm exec` prints them.
-const STATS_HELP: &str = "Print fuel used, fuel budget, peak memory and time to stderr (a JSON line with --json)";
+const STATS_HELP: &str = "Print fuel used, fuel budget, peak memory, time and each preopen (ro or rw) to stderr \
+     (a JSON line with --json)";
 
 /// `--json` as `tdm exec` takes it: stdout stays the command's.
 const JSON_HELP: &str =
@@ -58,6 +62,11 @@ pub struct ExecArgs {
     /// Preopen a host directory read-only as the guest's `/` (HOST) or at GUEST (HOST::GUEST)
     #[arg(long = "dir", value_name = "HOST_DIR")]
     pub(crate) dirs: Vec<String>,
+    /// Preopen a host directory WRITABLE (HOST or HOST::GUEST, as --dir): the command may create,
+    /// write, truncate, rename and remove files and directories below it, never outside it
+    /// (no symlinks or links are made); preopened after every --dir
+    #[arg(long = "dir-rw", value_name = "HOST_DIR")]
+    pub(crate) dirs_rw: Vec<String>,
     #[command(flatten)]
     pub(crate) runner: RunnerArgs,
     #[command(flatten)]
@@ -137,28 +146,32 @@ fn guest_path(guest: &str) -> Result<String, String> {
     })
 }
 
-fn preopens(dirs: &[String]) -> Result<Vec<(PathBuf, String)>, CliError> {
-    let mut out: Vec<(PathBuf, String)> = Vec::new();
-    for spec in dirs {
+/// The preopens `--dir` (read-only) then `--dir-rw` (writable) ask for, each in the order
+/// given; one guest path is preopened once.
+fn preopens(dirs: &[String], dirs_rw: &[String]) -> Result<Vec<PreopenDir>, CliError> {
+    let mut out: Vec<PreopenDir> = Vec::new();
+    let flagged = dirs.iter().map(|d| (d, false)).chain(dirs_rw.iter().map(|d| (d, true)));
+    for (spec, writable) in flagged {
+        let flag = if writable { "--dir-rw" } else { "--dir" };
         let (host, guest) = match spec.split_once("::") {
             Some((host, guest)) => (host, guest),
             None => (spec.as_str(), "/"),
         };
-        let guest = guest_path(guest).map_err(|why| CliError::usage(format!("--dir {spec}: {why}")))?;
+        let guest = guest_path(guest).map_err(|why| CliError::usage(format!("{flag} {spec}: {why}")))?;
         match std::fs::metadata(host) {
             Ok(meta) if meta.is_dir() => {}
-            Ok(_) => return Err(CliError::usage(format!("--dir {host}: not a directory"))),
+            Ok(_) => return Err(CliError::usage(format!("{flag} {host}: not a directory"))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(CliError::usage(format!("--dir {host}: no such directory")))
+                return Err(CliError::usage(format!("{flag} {host}: no such directory")))
             }
-            Err(e) => return Err(CliError::usage(format!("--dir {host}: {e}"))),
+            Err(e) => return Err(CliError::usage(format!("{flag} {host}: {e}"))),
         }
-        if out.iter().any(|(_, g)| *g == guest) {
+        if out.iter().any(|p| p.guest == guest) {
             return Err(CliError::usage(format!(
-                "--dir {spec}: guest path {guest} is already preopened (use HOST::GUEST)"
+                "{flag} {spec}: guest path {guest} is already preopened (use HOST::GUEST)"
             )));
         }
-        out.push((PathBuf::from(host), guest));
+        out.push(PreopenDir { host: PathBuf::from(host), guest, writable });
     }
     Ok(out)
 }
@@ -169,9 +182,11 @@ fn exec(args: &ExecArgs) -> Result<u8, CliError> {
         Err(e) => return refused_at_load(args, e),
     };
     let cancel = super::run::sigint_cancel();
-    let run = session.run(request(args, cancel)?).map_err(|e| CliError::usage(e.to_string()))?;
+    let request = request(args, cancel)?;
+    let preopened = request.preopens.clone();
+    let run = session.run(request).map_err(|e| CliError::usage(e.to_string()))?;
     if args.runner.limits.stats {
-        print_stats(args, &run);
+        print_stats(args, &run, &preopened);
     }
     match run.report.exit {
         CommandExit::Exited(code) => Ok(u8::try_from(code).unwrap_or(EXIT_FAILED)),
@@ -224,9 +239,9 @@ fn refused_at_load(args: &ExecArgs, e: CommandError) -> Result<u8, CliError> {
 }
 
 /// What the command sees: argv (the module's file name, then ARGS), `--env`, the `--dir`
-/// preopens read-only; `cancel` (Ctrl-C) stops it.
+/// preopens read-only and the `--dir-rw` ones writable; `cancel` (Ctrl-C) stops it.
 fn request(args: &ExecArgs, cancel: Option<Cancel>) -> Result<CommandRequest, CliError> {
-    let preopens = preopens(&args.dirs)?;
+    let preopens = preopens(&args.dirs, &args.dirs_rw)?;
     let argv0 = args.module.file_name().map_or_else(|| "module".to_string(), |n| n.to_string_lossy().into_owned());
     let mut argv = vec![argv0];
     argv.extend(args.args.iter().cloned());
@@ -255,20 +270,30 @@ fn environ(envs: &[String]) -> Result<Vec<String>, CliError> {
     Ok(environ)
 }
 
-/// `--stats` of a command on stderr: a text line, or one JSON line with `--json`.
-fn print_stats(args: &ExecArgs, run: &CommandRun) {
+/// `--stats` of a command on stderr: a text line and one line per preopen (`ro` or `rw`), or
+/// one JSON line with `--json`.
+fn print_stats(args: &ExecArgs, run: &CommandRun, preopens: &[PreopenDir]) {
+    let access = |p: &PreopenDir| if p.writable { "rw" } else { "ro" };
     if args.json.json {
         let elapsed_us = u64::try_from(run.elapsed.as_micros()).unwrap_or(u64::MAX);
+        let preopens: Vec<Value> = preopens
+            .iter()
+            .map(|p| json!({ "host": p.host.display().to_string(), "guest": p.guest, "access": access(p) }))
+            .collect();
         let stats = json!({
             "fuelUsed": run.report.fuel_used,
             "fuelBudget": run.budget,
             "peakMemoryBytes": run.report.peak_memory_bytes,
             "elapsedUs": elapsed_us,
             "cancelled": run.cancelled,
+            "preopens": preopens,
         });
         errln_json(&json!({ "stats": stats }));
     } else {
         errln!("{}", stats_line(&run.report, run.budget, run.elapsed));
+        for preopen in preopens {
+            errln!("tdm: preopen {} {} <- {}", preopen.guest, access(preopen), preopen.host.display());
+        }
     }
 }
 
@@ -288,6 +313,7 @@ mod tests {
         }
         let dir = std::env::temp_dir().display().to_string();
         let twice = [format!("{dir}::/x"), format!("{dir}::/./x/")];
-        assert!(preopens(&twice).is_err(), "one guest path, two spellings");
+        assert!(preopens(&twice, &[]).is_err(), "one guest path, two spellings");
+        assert!(preopens(&twice[..1], &twice[1..]).is_err(), "one guest path, read-only and writable");
     }
 }

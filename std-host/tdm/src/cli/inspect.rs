@@ -202,7 +202,7 @@ fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy, decla
     let hosts = host_imports(inspection);
     if command {
         // A command's imports are WASI's (the list above): `tdm exec` serves them, its files
-        // through `--dir` preopens, read-only.
+        // through `--dir` preopens (read-only) and `--dir-rw` ones (writable).
     } else if hosts.is_empty() {
         outln!("host intents: none (compute, WASI stdio and clocks only)");
     } else {

@@ -163,9 +163,13 @@ fn usage_error(e: &clap::Error) -> u8 {
     let rendered = e.render().to_string();
     let json = std::env::args_os().take_while(|a| a != "--").any(|a| a == "--json");
     let exec = subcommand_typed().as_deref() == Some("exec");
+    let exec_only = exec_only_hint(&rendered);
     if !(json && exec) {
         for line in rendered.lines() {
             crate::terminal::err_line(line);
+        }
+        if let Some(hint) = exec_only {
+            crate::terminal::err_line(&format!("hint: {hint}"));
         }
     }
     if json {
@@ -174,7 +178,7 @@ fn usage_error(e: &clap::Error) -> u8 {
         let first = lines.join(" ");
         let first = first.trim_start_matches("error: ");
         let error = report::CliError::usage(if first.is_empty() { "invalid arguments" } else { first })
-            .hint("run the subcommand with --help for its flags");
+            .hint(exec_only.unwrap_or("run the subcommand with --help for its flags"));
         if exec {
             crate::terminal::err_json(&error.json().to_string());
         } else {
@@ -182,6 +186,16 @@ fn usage_error(e: &clap::Error) -> u8 {
         }
     }
     EXIT_USAGE
+}
+
+/// The hint for a preopen flag given to a subcommand that runs plugins: only `tdm exec` has
+/// them (a plugin never gets a filesystem, writable least of all).
+fn exec_only_hint(rendered: &str) -> Option<&'static str> {
+    let unexpected = |flag: &str| rendered.contains(&format!("unexpected argument '{flag}'"));
+    (unexpected("--dir-rw") || unexpected("--dir")).then_some(
+        "--dir and --dir-rw preopen host folders for WASI commands only: `tdm exec [--dir|--dir-rw HOST[::GUEST]] MODULE`; \
+         a plugin never gets a filesystem",
+    )
 }
 
 /// The subcommand the arguments name, read past the errors that made the parse fail.
