@@ -15,3 +15,23 @@ mcp-python: build $(MCP_VENV)/.installed
 	$(MCP_VENV)/bin/python std-host/tdm/tests/python/mcp_client.py $(TDM) $(CURDIR)
 
 test: mcp-python
+
+# The official MCP conformance suite (npm @modelcontextprotocol/conformance, pinned) against
+# `tdm mcp --http`, with the scenarios a tools-only server cannot pass listed, each with why, in
+# conformance/mcp-baseline.yml. The suite needs Node 22; npm's node-linux-* package brings it
+# into target/ (the machine's node is left alone). About 5 s, so it is part of `make test`.
+.PHONY: mcp-conformance
+MCP_CONFORMANCE_DIR ?= target/mcp-conformance
+MCP_CONFORMANCE ?= @modelcontextprotocol/conformance@0.1.16
+MCP_NODE ?= node-linux-$(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x64)@22
+
+$(MCP_CONFORMANCE_DIR)/.installed:
+	@command -v npm >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y npm)
+	mkdir -p $(MCP_CONFORMANCE_DIR)
+	cd $(MCP_CONFORMANCE_DIR) && npm install --no-audit --no-fund --silent '$(MCP_CONFORMANCE)' '$(MCP_NODE)'
+	@touch $@
+
+mcp-conformance: build $(MCP_CONFORMANCE_DIR)/.installed
+	bash mk/mcp-conformance.sh $(TDM) $(MCP_CONFORMANCE_DIR)
+
+test: mcp-conformance
