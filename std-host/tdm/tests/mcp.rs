@@ -159,9 +159,10 @@ fn the_handshake_negotiates_a_revision_and_comes_first() {
     ] {
         let mut mcp = Mcp::start(&ws, &[]);
         assert_eq!(mcp.request(1, "ping", json!({}))["result"], json!({}), "ping needs no handshake");
-        // The stateless revision's probe: a handshake-era server says it has no such method,
-        // which is what makes a client in `auto` mode fall back to `initialize`.
-        assert_eq!(error_code(&mcp.request(2, "server/discover", json!({}))), -32601);
+        // A probe that names no revision is told which are served.
+        let probe = mcp.request(2, "server/discover", json!({}));
+        assert_eq!(error_code(&probe), -32022, "{probe}");
+        assert_eq!(probe["error"]["data"]["supported"][3], "2026-07-28", "{probe}");
         assert_eq!(error_code(&mcp.request(3, "tools/list", json!({}))), -32600, "before initialize");
         let answer = mcp.request(4, "initialize", initialize(asked));
         assert_eq!(answer["result"]["protocolVersion"], given, "{answer}");
@@ -343,4 +344,64 @@ fn a_call_is_audited_with_the_client_and_its_log_lines_reach_it_at_its_level() {
         let report: Value = serde_json::from_slice(&replayed.stdout).unwrap_or_else(|_| panic!("{}", text(&replayed)));
         assert_eq!((report["intents"].as_u64(), report["identical"].as_bool()), (Some(1), Some(true)), "{report}");
     }
+}
+
+/// `_meta` of a 2026-07-28 request.
+fn modern(extra: Value) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless-test", "version": "1"},
+    });
+    if let (Some(meta), Value::Object(extra)) = (meta.as_object_mut(), extra) {
+        meta.extend(extra);
+    }
+    meta
+}
+
+#[test]
+fn the_stateless_revision_needs_no_handshake_and_carries_its_own_log_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    let forward = std::fs::read_to_string(repo().join("std-host/fixtures/forward.wat")).unwrap();
+    install_approved(
+        &ws,
+        &package(dir.path(), "fwd-pkg", "fwd", &forward, &[("forward", "Forwards a host call.")], ""),
+    );
+    let mut mcp = Mcp::start(&ws, &[]);
+    let discovered = mcp.request(1, "server/discover", json!({"_meta": modern(json!({}))}));
+    let result = &discovered["result"];
+    assert_eq!(
+        result["supportedVersions"],
+        json!(["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]),
+        "{discovered}"
+    );
+    assert_eq!(result["resultType"], "complete", "{discovered}");
+    // No initialize: each request says its revision.
+    let listed = mcp.request(2, "tools/list", json!({"_meta": modern(json!({}))}));
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(3), "{listed}");
+    assert_eq!(
+        (listed["result"]["resultType"].as_str(), listed["result"]["ttlMs"].as_u64()),
+        (Some("complete"), Some(0))
+    );
+    let log = json!({"jsonrpc": "2.0", "id": 1, "method": "log", "params": {"level": "info", "message": "hi"}});
+    // Without a log level in `_meta`, no log lines; with one, they come before the answer.
+    let quiet =
+        mcp.request(3, "tools/call", json!({"name": "fwd__forward", "arguments": log, "_meta": modern(json!({}))}));
+    assert_eq!(
+        (quiet["result"]["isError"].as_bool(), quiet["result"]["resultType"].as_str()),
+        (Some(false), Some("complete"))
+    );
+    let meta = modern(json!({"io.modelcontextprotocol/logLevel": "debug"}));
+    mcp.request(4, "tools/call", json!({"name": "fwd__forward", "arguments": log, "_meta": meta}));
+    let older =
+        mcp.request(5, "tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2099-01-01"}}));
+    assert_eq!(error_code(&older), -32022, "{older}");
+    assert_eq!(older["error"]["data"]["requested"], "2099-01-01");
+    let (code, _, seen) = mcp.close_and_see();
+    assert_eq!(code, Some(0));
+    let logs: Vec<&Value> = seen.iter().filter(|m| m["method"] == "notifications/message").collect();
+    assert_eq!(logs.len(), 1, "only the call that asked for log lines got them: {seen:?}");
+    let audit = std::fs::read_to_string(ws.join("audit.jsonl")).unwrap();
+    assert!(audit.lines().all(|l| l.contains("\"caller\":\"mcp:stateless-test\"")), "{audit}");
 }

@@ -31,6 +31,16 @@ struct Flight {
     withheld: bool,
 }
 
+/// Who asks for one call and the log level they want, when a request says so itself (MCP
+/// 2026-07-28) rather than the session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Asker {
+    /// The lowest level of log lines sent (index into [`LEVELS`]); `None`: none are.
+    pub log_level: Option<usize>,
+    /// The client's name.
+    pub client: Option<String>,
+}
+
 /// Why a call was not started.
 #[derive(Debug, PartialEq, Eq)]
 pub enum NotStarted {
@@ -86,6 +96,7 @@ impl Calls {
         tool: Tool,
         arguments: Map<String, Value>,
         outbox: &Outbox,
+        asker: Option<Asker>,
     ) -> Result<(), NotStarted> {
         let key = id.to_string();
         let cancel = Cancel::new();
@@ -107,10 +118,16 @@ impl Calls {
             cancel,
             in_flight: Arc::clone(&self.in_flight),
             free_workers: Arc::clone(&self.free_workers),
-            log_level: Arc::clone(&self.log_level),
+            log_level: match &asker {
+                Some(asker) => asker.log_level,
+                None => Some(usize::from(self.log_level.load(Ordering::Relaxed))),
+            },
             workspace: self.workspace.clone(),
             outbox: outbox.clone(),
-            caller: self.client.lock().ok().and_then(|client| client.clone()),
+            caller: match asker {
+                Some(asker) => asker.client,
+                None => self.client.lock().ok().and_then(|client| client.clone()),
+            },
             record_dir: self.record_dir.clone(),
         };
         let spawned = std::thread::Builder::new().name("tdm-mcp-call".into()).spawn(move || call.run());
@@ -159,7 +176,8 @@ struct Call {
     cancel: Cancel,
     in_flight: Arc<Mutex<HashMap<String, Flight>>>,
     free_workers: Workers,
-    log_level: Arc<AtomicU8>,
+    /// The lowest level of log lines sent (`None`: none are).
+    log_level: Option<usize>,
     workspace: PathBuf,
     outbox: Outbox,
     caller: Option<String>,
@@ -269,7 +287,7 @@ impl Call {
     /// The plugin's log lines at or above the client's level, as `notifications/message`;
     /// the host's notices on stderr.
     fn send_notices(&self, notices: &[Notice]) {
-        let wanted = usize::from(self.log_level.load(Ordering::Relaxed));
+        let wanted = self.log_level.unwrap_or(usize::MAX);
         for notice in notices {
             match notice {
                 Notice::Log { id, level, message } => {

@@ -7,7 +7,7 @@
 //! bearer token is given, refuses a foreign `Origin` with 403 (DNS rebinding), and each request
 //! runs on a thread of its own, at most [`MAX_REQUESTS`] at once (503 past that).
 
-use super::session::{McpSession, PROTOCOL_VERSIONS};
+use super::session::{supported_versions, McpSession, STATELESS_VERSION};
 use super::wire::{self, code, Incoming, Outbox};
 use super::Server;
 use crate::cli::report::CliError;
@@ -71,6 +71,9 @@ struct Http {
     token: Option<String>,
     origins: Vec<String>,
     served: Arc<Server>,
+    /// The one session of 2026-07-28 requests, which carry no session id: it holds only their
+    /// calls in flight (the bound and the cancel handles).
+    stateless: Arc<McpSession>,
 }
 
 /// Serves Streamable HTTP on `addr` until a signal stops it.
@@ -83,6 +86,7 @@ pub fn serve(addr: SocketAddr, token: Option<String>, served: &Arc<Server>) -> R
         token,
         origins: hosts.iter().map(|host| format!("http://{host}:{port}")).collect(),
         served: Arc::clone(served),
+        stateless: Arc::new(McpSession::new(served)),
     });
     let notified = Arc::clone(&http);
     super::watch::watch_tools(&served.workspace, &served.only, Arc::clone(&served.ended), move || {
@@ -124,7 +128,7 @@ pub fn serve(addr: SocketAddr, token: Option<String>, served: &Arc<Server>) -> R
         .sessions
         .lock()
         .map_or_else(|_| Vec::new(), |mut map| map.drain().map(|(_, entry)| entry.session).collect());
-    for session in sessions {
+    for session in sessions.iter().chain([&http.stateless]) {
         session.calls.cancel_all_and_wait();
     }
     Ok(())
@@ -227,7 +231,7 @@ impl Http {
             }
         }
         if let Some(version) = header_of(request, "MCP-Protocol-Version") {
-            if !PROTOCOL_VERSIONS.contains(&version) {
+            if !supported_versions().contains(&version) {
                 let why = format!(
                     "Bad Request: MCP-Protocol-Version `{}` is not one this server speaks.",
                     files::truncated(version, 64)
@@ -283,8 +287,28 @@ impl Http {
                 &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
             );
         }
+        // A 2026-07-28 request names its revision in `_meta` (and the header must agree); it
+        // needs no session.
+        let stateless = match &incoming {
+            Incoming::Request { params, .. } | Incoming::Notification { params, .. } => {
+                params["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str()
+            }
+            _ => None,
+        };
+        if let (Some(said), Some(header)) = (stateless, header_of(request, "MCP-Protocol-Version")) {
+            if said != header {
+                let why =
+                    "Bad Request: the MCP-Protocol-Version header and the request's _meta name different revisions.";
+                return rpc_error(400, code::INVALID_REQUEST, why);
+            }
+        }
         let (id, session) = if opens {
             self.open_session()
+        } else if header_of(request, "Mcp-Session-Id").is_none()
+            && (stateless == Some(STATELESS_VERSION) || matches!(incoming, Incoming::Notification { .. }))
+        {
+            // A notification without a session (a 2026-07-28 cancel) is the stateless calls'.
+            (String::new(), Arc::clone(&self.stateless))
         } else {
             match self.session_of(request) {
                 Ok(found) => found,

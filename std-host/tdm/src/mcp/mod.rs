@@ -1,6 +1,7 @@
 //! `tdm mcp`: an MCP server whose tools are the approved plugins' intents (docs/mcp.md), over
 //! stdio ([`stdio`]) or Streamable HTTP ([`http`]). The handshake revisions 2025-03-26,
-//! 2025-06-18 and 2025-11-25 ([`session`]); calls run as `tdm call` runs them ([`calls`]).
+//! 2025-06-18 and 2025-11-25 and the stateless 2026-07-28 ([`session`]); calls run as
+//! `tdm call` runs them ([`calls`]).
 //! SIGINT or SIGTERM cancels the calls in flight, waits for them, and exits 0.
 
 mod calls;

@@ -1,9 +1,9 @@
-//! One MCP session (stdio has one, `--http` one per `Mcp-Session-Id`): the handshake and its
-//! order, the tools listed from `tdm_sdk::catalogue` (re-read on every request, so an approval or
+//! One MCP session (stdio has one, `--http` one per `Mcp-Session-Id` and one for all stateless
+//! requests): the handshake and its order, or the 2026-07-28 request's own `_meta`, the tools listed from `tdm_sdk::catalogue` (re-read on every request, so an approval or
 //! a revoke in another shell counts at once), `logging/setLevel`, and calls handed to [`Calls`].
 //! Every answer goes to the outbox of the message that asked.
 
-use super::calls::{self, Calls, NotStarted, LEVELS};
+use super::calls::{self, Asker, Calls, NotStarted, LEVELS};
 use super::wire::{code, Incoming, Outbox};
 use super::Server;
 use crate::terminal::errln;
@@ -14,9 +14,55 @@ use tdm_sdk::catalogue::{approved_tools, Catalogue, Tool};
 use tdm_sdk::files::truncated;
 use tdm_sdk::workspace::Workspace;
 
-/// The protocol revisions served, oldest first; the last is offered to a client asking for
+/// The handshake revisions served, oldest first; the last is offered to a client asking for
 /// another.
 pub const PROTOCOL_VERSIONS: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
+/// The stateless revision served: each request names it in `_meta`.
+pub const STATELESS_VERSION: &str = "2026-07-28";
+/// The `_meta` keys of a 2026-07-28 request.
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// What the server says of itself.
+const INSTRUCTIONS: &str = "Each tool is one intent of a WebAssembly plugin an operator approved; it runs sandboxed within its approved limits and permissions, and every host call is audited.";
+
+/// Every revision served, for `server/discover` and the unsupported-version error.
+pub fn supported_versions() -> Vec<&'static str> {
+    PROTOCOL_VERSIONS.iter().copied().chain([STATELESS_VERSION]).collect()
+}
+
+/// The -32022 error answering a request for a revision not served.
+fn unsupported_version(id: &Value, asked: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {
+        "code": code::UNSUPPORTED_VERSION,
+        "message": format!("Unsupported protocol version `{}`.", truncated(asked, QUOTED_BYTES)),
+        "data": {"supported": supported_versions(), "requested": truncated(asked, QUOTED_BYTES)},
+    }})
+}
+
+/// The `server/discover` result.
+fn discover() -> Value {
+    json!({
+        "supportedVersions": supported_versions(),
+        "capabilities": {"tools": {"listChanged": true}},
+        "instructions": INSTRUCTIONS,
+        "cacheScope": "public",
+        "ttlMs": 0,
+        "_meta": {"io.modelcontextprotocol/serverInfo": server_info()},
+    })
+}
+
+fn server_info() -> Value {
+    json!({"name": "tdm", "title": "Contour", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// A response with `resultType` added to its result, as 2026-07-28 requires.
+fn with_result_type(mut message: Value) -> Value {
+    if let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) {
+        result.insert("resultType".into(), json!("complete"));
+    }
+    message
+}
 /// The most bytes of a client's text (a method, a tool name) quoted back in a message.
 pub const QUOTED_BYTES: usize = 128;
 /// Tools per `tools/list` page.
@@ -66,13 +112,37 @@ impl McpSession {
     }
 
     fn request(&self, id: Value, method: &str, params: &Value, outbox: &Outbox) -> std::io::Result<()> {
-        let known = ["initialize", "ping", "tools/list", "tools/call", "logging/setLevel"];
+        let known = ["initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover"];
         if !known.contains(&method) {
             let why = format!("Method not found: `{}`.", truncated(method, QUOTED_BYTES));
             return outbox.error(&id, code::METHOD_NOT_FOUND, &why);
         }
+        // The stateless revision: the request says its version (and who asks, and the log level
+        // it wants) in its own `_meta`; no handshake, no session state.
+        let meta = &params["_meta"];
+        if let Some(asked) = meta[META_VERSION].as_str() {
+            if asked != STATELESS_VERSION {
+                return outbox.send(&unsupported_version(&id, asked));
+            }
+            let outbox = outbox.map(with_result_type);
+            let asker = Asker {
+                log_level: meta[META_LOG_LEVEL].as_str().and_then(|level| LEVELS.iter().position(|l| *l == level)),
+                client: meta[META_CLIENT_INFO]["name"].as_str().map(|name| truncated(name, QUOTED_BYTES)),
+            };
+            return match method {
+                "server/discover" => outbox.result(&id, discover()),
+                "tools/list" => self.list(id, params, &outbox, true),
+                "tools/call" => self.call(id, params, &outbox, Some(asker)),
+                _ => {
+                    let why = format!("Method not found: `{method}` is not part of MCP {STATELESS_VERSION}.");
+                    outbox.error(&id, code::METHOD_NOT_FOUND, &why)
+                }
+            };
+        }
         let initialized = self.is_initialized();
         match method {
+            // A handshake-era client's probe (no version in `_meta`): say what is served.
+            "server/discover" => outbox.send(&unsupported_version(&id, "")),
             "ping" => outbox.result(&id, json!({})),
             "initialize" if initialized => {
                 outbox.error(&id, code::INVALID_REQUEST, "Invalid request: the session is already initialized.")
@@ -91,8 +161,8 @@ impl McpSession {
                     json!({
                         "protocolVersion": version,
                         "capabilities": {"tools": {"listChanged": true}, "logging": {}},
-                        "serverInfo": {"name": "tdm", "title": "Contour", "version": env!("CARGO_PKG_VERSION")},
-                        "instructions": "Each tool is one intent of a WebAssembly plugin an operator approved; it runs sandboxed within its approved limits and permissions, and every host call is audited.",
+                        "serverInfo": server_info(),
+                        "instructions": INSTRUCTIONS,
                     }),
                 )
             }
@@ -104,8 +174,8 @@ impl McpSession {
                 }
                 None => outbox.error(&id, code::INVALID_PARAMS, "Invalid params: `level` is not an MCP log level."),
             },
-            "tools/list" => self.list(id, params, outbox),
-            _ => self.call(id, params, outbox),
+            "tools/list" => self.list(id, params, outbox, false),
+            _ => self.call(id, params, outbox, None),
         }
     }
 
@@ -113,7 +183,8 @@ impl McpSession {
         approved_tools(&self.workspace, &self.only).map_err(|e| format!("The workspace cannot be read: {e}."))
     }
 
-    fn list(&self, id: Value, params: &Value, outbox: &Outbox) -> std::io::Result<()> {
+    /// `tools/list`; `stateless`: the result carries the caching hints 2026-07-28 requires.
+    fn list(&self, id: Value, params: &Value, outbox: &Outbox, stateless: bool) -> std::io::Result<()> {
         let start = match &params["cursor"] {
             Value::Null => Some(0),
             Value::String(cursor) => cursor.parse::<usize>().ok(),
@@ -128,13 +199,20 @@ impl McpSession {
         };
         let page: Vec<Value> = catalogue.tools.iter().skip(start).take(PAGE_SIZE).map(tool_json).collect();
         let mut result = json!({"tools": page});
+        if stateless {
+            // The catalogue follows the workspace: a client must ask again, not cache it.
+            result["cacheScope"] = json!("private");
+            result["ttlMs"] = json!(0);
+        }
         if start + PAGE_SIZE < catalogue.tools.len() {
             result["nextCursor"] = json!((start + PAGE_SIZE).to_string());
         }
         outbox.result(&id, result)
     }
 
-    fn call(&self, id: Value, params: &Value, outbox: &Outbox) -> std::io::Result<()> {
+    /// `tools/call`; `asker`: who asks and the log level wanted, when the request says so
+    /// itself (2026-07-28), else the session's.
+    fn call(&self, id: Value, params: &Value, outbox: &Outbox, asker: Option<Asker>) -> std::io::Result<()> {
         let Some(name) = params["name"].as_str() else {
             return outbox.error(&id, code::INVALID_PARAMS, "Invalid params: `name` (a string) is missing.");
         };
@@ -168,7 +246,7 @@ impl McpSession {
                 return outbox.result(&id, refused);
             }
         };
-        match self.calls.start(id.clone(), tool, arguments, outbox) {
+        match self.calls.start(id.clone(), tool, arguments, outbox, asker) {
             Ok(()) => Ok(()),
             Err(NotStarted::Busy(bound)) => outbox.error(
                 &id,

@@ -24,6 +24,8 @@ pub mod code {
     pub const INVALID_PARAMS: i64 = -32602;
     /// The server is at its bound of calls in flight.
     pub const BUSY: i64 = -32000;
+    /// A request for a protocol revision the server does not serve (MCP 2026-07-28).
+    pub const UNSUPPORTED_VERSION: i64 = -32022;
 }
 
 /// One line read from the client.
@@ -187,6 +189,12 @@ impl Outbox {
             let sender = sender.lock().map_err(|_| io::Error::other("the channel lock is poisoned"))?;
             sender.send(message.clone()).map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client is gone"))
         }))
+    }
+
+    /// This outbox, with `change` applied to each message first.
+    pub fn map(&self, change: fn(Value) -> Value) -> Self {
+        let inner = self.clone();
+        Self(Arc::new(move |message: &Value| inner.send(&change(message.clone()))))
     }
 
     /// Sends one message; an error means the client is gone.

@@ -1,7 +1,7 @@
 """`tdm mcp` driven by the official MCP Python SDK client (PyPI `mcp`), over stdio and Streamable
 HTTP, in its
-default `auto` mode (it probes `server/discover`, then falls back to the `initialize`
-handshake) and in `legacy` mode: list the tools, call one, see a refused call and a schema
+default `auto` mode (it probes `server/discover` and speaks the stateless revision
+2026-07-28) and in `legacy` mode (the `initialize` handshake, 2025-11-25): list the tools, call one, see a refused call and a schema
 refusal come back as tool errors, and see the client's log level set. Run by `make mcp-python`
 (part of `make test`) as: python mcp_client.py TDM REPO; it builds its own workspace (echo and a
 spinning plugin approved, a third only installed) in a temporary folder. Exits non-zero on any
@@ -60,7 +60,9 @@ async def session(server, mode: str) -> None:
     """One session with `server` (stdio parameters or an HTTP URL) in `mode`."""
     async with Client(server, mode=mode, read_timeout_seconds=30) as client:
         version = client.protocol_version
-        assert version == "2025-11-25", f"{mode}: negotiated {version}"
+        # `auto` probes server/discover and takes the stateless revision; `legacy` handshakes.
+        expected = "2026-07-28" if mode == "auto" else "2025-11-25"
+        assert version == expected, f"{mode}: negotiated {version}"
         tools = await client.list_tools()
         names = sorted(tool.name for tool in tools.tools)
         assert names == ["echo__greet", "spin__spin"], f"{mode}: {names}"
@@ -77,8 +79,10 @@ async def session(server, mode: str) -> None:
         assert refused.is_error, refused
         assert refused.structured_content["blockedReason"] == "not_approved", refused
 
-        await client.set_logging_level("debug")
-        await client.send_ping()
+        if mode == "legacy":
+            # Both are handshake-era methods (2026-07-28 puts the log level in each request).
+            await client.set_logging_level("debug")
+            await client.send_ping()
         where = "http" if isinstance(server, str) else "stdio"
         print(f"{where} {mode}: connected at {version}, {len(names)} tools, call and refusal as expected")
 
