@@ -1,6 +1,7 @@
 //! One MCP session (stdio has one, `--http` one per `Mcp-Session-Id` and one for all stateless
-//! requests): the handshake and its order, or the 2026-07-28 request's own `_meta`, the tools listed from `tdm_sdk::catalogue` (re-read on every request, so an approval or
-//! a revoke in another shell counts at once), `logging/setLevel`, and calls handed to [`Calls`].
+//! requests): the handshake and its order, or the 2026-07-28 request's own `_meta`; the tools
+//! listed from `tdm_sdk::catalogue` (re-read on every request, so an approval or a revoke in
+//! another shell counts at once); `logging/setLevel`; and calls handed to [`Calls`].
 //! Every answer goes to the outbox of the message that asked.
 
 use super::calls::{self, Asker, Calls, NotStarted, LEVELS};
