@@ -80,11 +80,13 @@ struct Http {
 pub fn serve(addr: SocketAddr, token: Option<String>, served: &Arc<Server>) -> Result<(), CliError> {
     let listener = tiny_http::Server::http(addr).map_err(|e| CliError::io(format!("cannot listen on {addr}: {e}")))?;
     let port = listener.server_addr().to_ip().map_or(addr.port(), |bound| bound.port());
-    let hosts = ["127.0.0.1".to_string(), "localhost".to_string(), "[::1]".to_string(), addr.ip().to_string()];
+    // The bound address as a URL writes it (an IPv6 address in brackets).
+    let bound = SocketAddr::new(addr.ip(), port);
+    let hosts = [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}"), bound.to_string()];
     let http = Arc::new(Http {
         sessions: Mutex::default(),
         token,
-        origins: hosts.iter().map(|host| format!("http://{host}:{port}")).collect(),
+        origins: hosts.iter().map(|host| format!("http://{host}")).collect(),
         served: Arc::clone(served),
         stateless: Arc::new(McpSession::new(served)),
     });
@@ -92,11 +94,7 @@ pub fn serve(addr: SocketAddr, token: Option<String>, served: &Arc<Server>) -> R
     super::watch::watch_tools(&served.workspace, &served.only, Arc::clone(&served.ended), move || {
         notified.list_changed()
     });
-    errln!(
-        "tdm mcp: serving the approved plugins of {} at http://{}:{port}/mcp",
-        served.workspace.dir.display(),
-        addr.ip()
-    );
+    errln!("tdm mcp: serving the approved plugins of {} at http://{bound}/mcp", served.workspace.dir.display());
     let active = Arc::new(AtomicUsize::new(0));
     while served.signalled().is_none() {
         let request = match listener.recv_timeout(Duration::from_millis(50)) {
