@@ -130,6 +130,7 @@ impl Calls {
             },
             record_dir: self.record_dir.clone(),
         };
+        let key = call.key.clone();
         let spawned = std::thread::Builder::new().name("tdm-mcp-call".into()).spawn(move || call.run());
         match spawned {
             Ok(handle) => {
@@ -139,7 +140,13 @@ impl Calls {
                 }
                 Ok(())
             }
-            Err(_) => Err(NotStarted::Busy(self.max_in_flight)),
+            Err(_) => {
+                // No thread, no call: its place in flight is given back.
+                if let Ok(mut in_flight) = self.in_flight.lock() {
+                    in_flight.remove(&key);
+                }
+                Err(NotStarted::Busy(self.max_in_flight))
+            }
         }
     }
 
