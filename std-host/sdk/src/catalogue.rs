@@ -12,6 +12,7 @@
 
 use crate::intents::tool::sha256_hex;
 use crate::operator::{launch_refusal, read_installed};
+use crate::package::Manifest;
 use crate::workspace::{Workspace, WorkspaceError};
 use std::collections::HashMap;
 
@@ -42,20 +43,12 @@ pub struct Catalogue {
     pub tools: Vec<Tool>,
     /// Installed plugins left out, with why (not approved, approval no longer holds, name clash).
     pub left_out: Vec<(String, String)>,
-    /// The intents of plugins left out, as the tools they would be, with why they are not: a
-    /// call of one is refused as `not_approved` naming the reason, not as an unknown tool.
-    pub refused: Vec<(Tool, String)>,
 }
 
 impl Catalogue {
     /// The tool named `name`.
     pub fn find(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|tool| tool.name == name)
-    }
-
-    /// Why the tool named `name` is not offered, when its plugin is installed but left out.
-    pub fn refusal(&self, name: &str) -> Option<&str> {
-        self.refused.iter().find(|(tool, _)| tool.name == name).map(|(_, why)| why.as_str())
     }
 }
 
@@ -87,32 +80,12 @@ pub fn approved_tools(workspace: &Workspace, only: &[String]) -> Result<Catalogu
             continue;
         }
         let files = read_installed(workspace, plugin);
-        let refusal = launch_refusal(id, plugin, files.as_ref().ok());
-        if let Some(why) = &refusal {
-            catalogue.left_out.push((id.clone(), why.clone()));
+        if let Some(why) = launch_refusal(id, plugin, files.as_ref().ok()) {
+            catalogue.left_out.push((id.clone(), why));
+            continue;
         }
-        // The intents an approval binds: the package's now, else the approved list.
-        let (intents, open_world) = match &files {
-            Ok(files) => (
-                files.manifest.intents.iter().map(|i| (i.name.clone(), i.description.clone())).collect(),
-                files.manifest.permissions.iter().any(|p| p.starts_with("network:")),
-            ),
-            Err(_) => (Vec::new(), false),
-        };
-        for (intent, description) in intents {
-            let tool = Tool {
-                name: tool_name(id, &intent),
-                plugin: id.clone(),
-                version: plugin.version.clone(),
-                intent,
-                description,
-                open_world,
-            };
-            match &refusal {
-                None => catalogue.tools.push(tool),
-                Some(why) => catalogue.refused.push((tool, why.clone())),
-            }
-        }
+        let Ok(files) = files else { continue };
+        catalogue.tools.extend(tools_of(id, &plugin.version, &files.manifest));
     }
     let mut seen: HashMap<String, usize> = HashMap::new();
     for tool in &catalogue.tools {
@@ -126,6 +99,40 @@ pub fn approved_tools(workspace: &Workspace, only: &[String]) -> Result<Catalogu
             .push((tool.plugin, format!("its intent's tool name `{}` is shared by another intent", tool.name)));
     }
     Ok(catalogue)
+}
+
+/// The tools `manifest` declares for plugin `id` at `version`.
+fn tools_of<'a>(id: &'a str, version: &'a str, manifest: &'a Manifest) -> impl Iterator<Item = Tool> + 'a {
+    let open_world = manifest.permissions.iter().any(|p| p.starts_with("network:"));
+    manifest.intents.iter().map(move |intent| Tool {
+        name: tool_name(id, &intent.name),
+        plugin: id.to_string(),
+        version: version.to_string(),
+        intent: intent.name.clone(),
+        description: intent.description.clone(),
+        open_world,
+    })
+}
+
+/// The tool named `name` among the intents the installed plugins' manifests declare (those in
+/// `only`, when not empty), whether or not its plugin is approved: only each `plugin.toml` is
+/// read, no module, so a call finds its tool cheaply; the approved-launch check is the
+/// session's, when the call opens the plugin. `None` when no installed plugin declares it.
+pub fn tool_named(workspace: &Workspace, only: &[String], name: &str) -> Result<Option<Tool>, WorkspaceError> {
+    let state = workspace.read_state()?;
+    // A name of the first form names its plugin: only that manifest is read.
+    let named = name.split_once("__").map(|(id, _)| id);
+    for (id, plugin) in &state.plugins {
+        if !only.is_empty() && !only.contains(id) || named.is_some_and(|named| named != id) {
+            continue;
+        }
+        let Ok(manifest) = Manifest::read(&workspace.dir.join(&plugin.path)) else { continue };
+        let found = tools_of(id, &plugin.version, &manifest).find(|tool| tool.name == name);
+        if found.is_some() {
+            return Ok(found);
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::terminal::errln;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use tdm_sdk::catalogue::{approved_tools, Catalogue, Tool};
+use tdm_sdk::catalogue::{approved_tools, tool_named, Catalogue, Tool};
 use tdm_sdk::files::truncated;
 use tdm_sdk::workspace::Workspace;
 
@@ -217,22 +217,13 @@ impl McpSession {
         let Some(name) = params["name"].as_str() else {
             return outbox.error(&id, code::INVALID_PARAMS, "Invalid params: `name` (a string) is missing.");
         };
-        let catalogue = match self.catalogue() {
-            Ok(catalogue) => catalogue,
-            Err(why) => return outbox.error(&id, -32603, &why),
-        };
-        if let Some(why) = catalogue.refusal(name) {
-            let refused = calls::failed(
-                &format!("The plugin has no valid operator approval. {why}"),
-                "not_approved",
-                "Ask an operator to review and approve the plugin (tdm approve).",
-                false,
-            );
-            return outbox.result(&id, refused);
-        }
-        let Some(tool) = catalogue.find(name).cloned() else {
-            let why = format!("Unknown tool: `{}` (tools/list names the tools).", truncated(name, QUOTED_BYTES));
-            return outbox.error(&id, code::INVALID_PARAMS, &why);
+        let tool = match tool_named(&self.workspace, &self.only, name) {
+            Ok(Some(tool)) => tool,
+            Ok(None) => {
+                let why = format!("Unknown tool: `{}` (tools/list names the tools).", truncated(name, QUOTED_BYTES));
+                return outbox.error(&id, code::INVALID_PARAMS, &why);
+            }
+            Err(e) => return outbox.error(&id, -32603, &format!("The workspace cannot be read: {e}.")),
         };
         let arguments = match &params["arguments"] {
             Value::Null => Map::new(),
