@@ -72,6 +72,7 @@ bench: bench-guests rust-examples valgrind
 	$(CARGO) bench -p contour-benches $(BENCH_FEATURES)
 	$(CARGO) run --release -q -p contour-benches --bin density
 	$(CARGO) run --release -q -p contour-benches --bin profile
+	$(CARGO) run --release -q -p contour-benches --bin fresh_calls
 
 # callgrind counts instructions for bench-profile (valgrind is on this machine kind; installed when missing).
 valgrind:

@@ -25,6 +25,12 @@ impl InstalledFixture {
     /// Installs `wasm` (a plugin) from a package folder under a fresh temporary folder and
     /// approves it.
     pub fn new(wasm: &[u8]) -> Self {
+        Self::declaring(wasm, &[])
+    }
+
+    /// [`InstalledFixture::new`], the package declaring `intents` (an installed plugin runs
+    /// only its declared intents).
+    pub fn declaring(wasm: &[u8], intents: &[&str]) -> Self {
         let root = std::env::temp_dir().join(format!("contour-bench-installed-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let package = root.join("package");
@@ -32,8 +38,9 @@ impl InstalledFixture {
         std::fs::write(package.join("dist/plugin.wasm"), wasm).expect("the module is written");
         let manifest = format!(
             "id = \"{INSTALLED_ID}\"\nversion = \"1.0.0\"\nname = \"bench\"\ndescription = \"the large bench module\"\n\
-             module = \"dist/plugin.wasm\"\nsha256 = \"{}\"\npermissions = []\n",
-            hex(&sha256(wasm))
+             module = \"dist/plugin.wasm\"\nsha256 = \"{}\"\npermissions = []\n{}",
+            hex(&sha256(wasm)),
+            intents.iter().map(|i| format!("[[intents]]\nname = \"{i}\"\ndescription = \"bench\"\n")).collect::<String>()
         );
         std::fs::write(package.join("plugin.toml"), manifest).expect("the manifest is written");
         let workspace = Workspace::open(root.join("workspace")).expect("the workspace is created");

@@ -405,3 +405,34 @@ fn the_stateless_revision_needs_no_handshake_and_carries_its_own_log_level() {
     let audit = std::fs::read_to_string(ws.join("audit.jsonl")).unwrap();
     assert!(audit.lines().all(|l| l.contains("\"caller\":\"mcp:stateless-test\"")), "{audit}");
 }
+
+#[test]
+fn each_call_runs_in_a_fresh_instance_unless_its_plugin_is_warm() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    let counter = std::fs::read_to_string(repo().join("std-host/fixtures/repl_counter.wat")).unwrap();
+    install_approved(
+        &ws,
+        &package(dir.path(), "counter-pkg", "counter", &counter, &[("count", "Counts its calls.")], ""),
+    );
+    let count = |mcp: &mut Mcp, id: u64| {
+        mcp.call(id, "counter__count", json!({}))["result"]["structuredContent"]["count"].clone()
+    };
+    // By default no state of one call reaches the next.
+    let mut mcp = Mcp::initialized(&ws, &[]);
+    assert_eq!((count(&mut mcp, 1), count(&mut mcp, 2)), (json!(1), json!(1)));
+    mcp.close();
+    // A plugin named by --warm keeps its instance; a warm call is still cancelled by the
+    // session's end (`cancelled`, not its 5 s deadline).
+    let mut mcp = Mcp::initialized(&ws, &["--warm", "counter", "--warm", "spin"]);
+    assert_eq!((count(&mut mcp, 1), count(&mut mcp, 2), count(&mut mcp, 3)), (json!(1), json!(2), json!(3)));
+    mcp.send_request(4, "tools/call", json!({"name": "spin__spin", "arguments": {}}));
+    std::thread::sleep(Duration::from_millis(200));
+    let (code, rest) = mcp.close();
+    assert_eq!(code, Some(0));
+    let spin = rest.iter().find(|m| m["id"] == 4).unwrap_or_else(|| panic!("{rest:?}"));
+    assert_eq!(spin["result"]["structuredContent"]["blockedReason"], "cancelled", "{spin}");
+    // A recorded call must replay alone, so --warm and --record-dir do not go together.
+    let out = tdm(&ws, &["mcp", "--warm", "counter", "--record-dir", "x"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}

@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 mod command;
 mod error;
 mod host_files;
+mod modules;
 mod ran;
 mod replay;
 mod wasi_command;
@@ -45,6 +46,7 @@ mod wasi_command;
 pub use command::{command_environment, CommandOutput};
 pub use error::{GrantError, SessionError};
 pub use host_files::{outputs_of, HostFiles};
+pub use modules::{ModuleCache, MAX_CACHED_MODULES};
 pub use ran::{raw_method, RawRequestError, Request, RunReport};
 pub use replay::{ReplayError, ReplayOptions, ReplayRun};
 pub use wasi_command::{CommandError, CommandOptions, CommandRequest, CommandRun, CommandSession};
@@ -77,6 +79,9 @@ pub struct SessionOptions {
     pub log_level: LogLevel,
     /// `-q`: the plugin's captured output is not forwarded.
     pub quiet: bool,
+    /// Compiled modules to share with other sessions (an installed plugin's, keyed by the hash
+    /// of the bytes read and checked for this session); `None`: this session compiles its own.
+    pub modules: Option<ModuleCache>,
     /// What every audit entry adds: who asked for the runs (`tdm mcp`: the MCP client's
     /// name), the trace they are recorded to.
     pub audit: crate::intents::audit::Tag,
@@ -201,7 +206,10 @@ impl Session {
         // intent with invalid_module when called.
         let approved_policy = Policy { compilation: Compilation::Lazy, ..package.policy() };
         let policy = options.limits.within(&approved_policy).map_err(SessionError::AboveApproval)?;
-        let plugin = load(&package.module, policy)?;
+        let plugin = match &options.modules {
+            Some(cache) => cache.get_or_load(&package.sha256, &package.module, policy, load)?,
+            None => Arc::new(load(&package.module, policy)?),
+        };
         let mut options = options;
         options.host.workspace = Some(workspace.dir.clone());
         let session = Self {
@@ -213,7 +221,7 @@ impl Session {
                 opened: Box::new((InstalledPlugin { last_call: None, ..approved.installed }, package.manifest.clone())),
             },
             bytes: Arc::clone(&package.module),
-            plugin: Arc::new(plugin),
+            plugin,
             grants: approved.grants,
             environment: EnvironmentChoice { seed: options.seed, cancel: options.cancel.clone() },
             options,

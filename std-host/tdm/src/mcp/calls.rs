@@ -17,7 +17,7 @@ use tdm_sdk::intents::audit::Tag;
 use tdm_sdk::intents::Notice;
 use tdm_sdk::operator;
 use tdm_sdk::params::Params;
-use tdm_sdk::session::{outputs_of, HostFiles, Request, Session, SessionOptions};
+use tdm_sdk::session::{outputs_of, HostFiles, ModuleCache, Request, Session, SessionOptions};
 use tdm_sdk::traces::write_trace;
 use tdm_sdk::workspace::Workspace;
 
@@ -58,10 +58,50 @@ pub fn workers(count: usize) -> Workers {
     Arc::new((Mutex::new(count.max(1)), Condvar::new()))
 }
 
+/// Warm sessions kept between calls, by plugin id and the client they were opened for.
+type Pool = Arc<Mutex<HashMap<(String, Option<String>), Vec<Session>>>>;
+
+/// What every session's calls share: the worker slots, the compiled modules (so a fresh
+/// instance does not compile again), and the warm instances of the plugins named by `--warm`.
+#[derive(Clone)]
+pub struct Shared {
+    workers: Workers,
+    modules: ModuleCache,
+    warm: Arc<Vec<String>>,
+    pool: Pool,
+}
+
+impl Shared {
+    /// Calls on `workers`; the plugins in `warm` reuse instances between calls.
+    pub fn new(workers: Workers, warm: Vec<String>) -> Self {
+        Self { workers, modules: ModuleCache::new(), warm: Arc::new(warm), pool: Pool::default() }
+    }
+
+    /// A warm session of `plugin` opened for `caller`, if one is idle.
+    fn take_warm(&self, plugin: &str, caller: &Option<String>) -> Option<Session> {
+        let mut pool = self.pool.lock().ok()?;
+        pool.get_mut(&(plugin.to_string(), caller.clone()))?.pop()
+    }
+
+    /// Keeps `session` for the next call of `plugin` by `caller` (at most
+    /// [`MAX_WARM_PER_PLUGIN`] idle ones).
+    fn keep_warm(&self, plugin: &str, caller: &Option<String>, session: Session) {
+        if let Ok(mut pool) = self.pool.lock() {
+            let idle = pool.entry((plugin.to_string(), caller.clone())).or_default();
+            if idle.len() < MAX_WARM_PER_PLUGIN {
+                idle.push(session);
+            }
+        }
+    }
+}
+
+/// Idle warm instances kept per plugin and client.
+const MAX_WARM_PER_PLUGIN: usize = 4;
+
 /// The calls of one session.
 pub struct Calls {
     in_flight: Arc<Mutex<HashMap<String, Flight>>>,
-    free_workers: Workers,
+    shared: Shared,
     max_in_flight: usize,
     threads: Mutex<Vec<JoinHandle<()>>>,
     /// The lowest MCP log level the client wants (index into [`LEVELS`]).
@@ -75,11 +115,11 @@ pub struct Calls {
 
 impl Calls {
     /// Calls on `workspace`, `workers` at once (shared with other sessions through
-    /// `free_workers`: see [`workers`]), `max_in_flight` held.
-    pub fn new(workspace: PathBuf, free_workers: Workers, max_in_flight: usize) -> Self {
+    /// `shared`), `max_in_flight` held.
+    pub fn new(workspace: PathBuf, shared: Shared, max_in_flight: usize) -> Self {
         Self {
             in_flight: Arc::default(),
-            free_workers,
+            shared,
             max_in_flight,
             threads: Mutex::default(),
             log_level: Arc::new(AtomicU8::new(1)),
@@ -117,7 +157,7 @@ impl Calls {
             arguments,
             cancel,
             in_flight: Arc::clone(&self.in_flight),
-            free_workers: Arc::clone(&self.free_workers),
+            shared: self.shared.clone(),
             log_level: match &asker {
                 Some(asker) => asker.log_level,
                 None => Some(usize::from(self.log_level.load(Ordering::Relaxed))),
@@ -182,7 +222,7 @@ struct Call {
     arguments: Map<String, Value>,
     cancel: Cancel,
     in_flight: Arc<Mutex<HashMap<String, Flight>>>,
-    free_workers: Workers,
+    shared: Shared,
     /// The lowest level of log lines sent (`None`: none are).
     log_level: Option<usize>,
     workspace: PathBuf,
@@ -208,7 +248,7 @@ impl Call {
 
     /// Waits for a free worker; false when the call was cancelled first.
     fn take_worker(&self) -> bool {
-        let (free, freed) = &*self.free_workers;
+        let (free, freed) = &*self.shared.workers;
         let Ok(mut free) = free.lock() else { return false };
         while *free == 0 {
             if self.cancel.is_set() {
@@ -224,29 +264,39 @@ impl Call {
     }
 
     fn give_worker(&self) {
-        let (free, freed) = &*self.free_workers;
+        let (free, freed) = &*self.shared.workers;
         if let Ok(mut free) = free.lock() {
             *free += 1;
             freed.notify_one();
         }
     }
 
-    /// Runs the intent in a fresh session of the installed plugin; the `tools/call` result.
+    /// Runs the intent in a fresh session of the installed plugin (or an idle warm one, for a
+    /// plugin named by `--warm`); the `tools/call` result.
     fn execute(&self) -> Value {
         let workspace = Workspace::existing(self.workspace.clone());
         let trace = self.record_dir.as_ref().map(|dir| trace_path(dir, &self.tool.name));
+        let warm = self.shared.warm.contains(&self.tool.plugin);
         let audit = Tag {
             caller: self.caller.as_ref().map(|client| format!("mcp:{client}")),
             trace: trace.as_ref().map(|path| path.display().to_string()),
         };
         let options = SessionOptions {
-            cancel: Some(self.cancel.clone()),
+            // A warm session outlives the call: it gets a cancel flag of its own, which the
+            // call takes over while it runs.
+            cancel: Some(if warm { Cancel::new() } else { self.cancel.clone() }),
             host: HostFiles { workspace: Some(self.workspace.clone()), ..HostFiles::default() },
             quiet: true,
             audit,
+            modules: Some(self.shared.modules.clone()),
             ..SessionOptions::default()
         };
-        let mut session = match Session::open_installed(&workspace, &self.tool.plugin, options) {
+        let idle = if warm { self.shared.take_warm(&self.tool.plugin, &self.caller) } else { None };
+        let opened = match idle {
+            Some(session) => Ok(session),
+            None => Session::open_installed(&workspace, &self.tool.plugin, options),
+        };
+        let mut session = match opened {
             Ok(session) => session,
             Err(e) => {
                 return match e.failure() {
@@ -266,6 +316,9 @@ impl Call {
             if let Err(e) = session.start_recording(path) {
                 errln!("tdm mcp: the call cannot be recorded to {}: {e}", path.display());
             }
+        }
+        if warm {
+            self.adopt_cancel(session.cancel());
         }
         let request = Request::Intent { method: self.tool.intent.clone(), params };
         let ran = match session.run(&request) {
@@ -288,7 +341,25 @@ impl Call {
             errln!("tdm mcp: could not record the call in the workspace: {e}");
         }
         self.send_notices(&ran.notices);
-        outcome_result(&ran.report.outcome.json, ran.report.outcome.output_json())
+        let result = outcome_result(&ran.report.outcome.json, ran.report.outcome.output_json());
+        if warm {
+            self.shared.keep_warm(&self.tool.plugin, &self.caller, session);
+        }
+        result
+    }
+
+    /// Makes `cancel` (a warm session's own flag) the one `notifications/cancelled` sets for this
+    /// call, set at once if the call was cancelled while it waited.
+    fn adopt_cancel(&self, cancel: Option<&Cancel>) {
+        let Some(cancel) = cancel else { return };
+        if let Ok(mut in_flight) = self.in_flight.lock() {
+            if let Some(flight) = in_flight.get_mut(&self.key) {
+                if flight.cancel.is_set() {
+                    cancel.set();
+                }
+                flight.cancel = cancel.clone();
+            }
+        }
     }
 
     /// The plugin's log lines at or above the client's level, as `notifications/message`;

@@ -7,9 +7,9 @@
 //! bearer token is given, refuses a foreign `Origin` with 403 (DNS rebinding), and each request
 //! runs on a thread of its own, at most [`MAX_REQUESTS`] at once (503 past that).
 
+use super::server::Server;
 use super::session::{supported_versions, McpSession, STATELESS_VERSION};
 use super::wire::{self, code, Incoming, Outbox};
-use super::Server;
 use crate::cli::report::CliError;
 use crate::terminal::errln;
 use serde_json::{json, Value};

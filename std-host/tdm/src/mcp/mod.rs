@@ -6,6 +6,7 @@
 
 mod calls;
 mod http;
+mod server;
 mod session;
 mod stdio;
 mod watch;
@@ -16,6 +17,7 @@ use crate::cli::report::CliError;
 use crate::exit::EXIT_COMPLETED;
 use crate::terminal::errln;
 use clap::Args;
+use server::Server;
 use session::McpSession;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,42 +50,13 @@ pub struct McpArgs {
     #[arg(long, value_name = "FILE", requires = "http")]
     token_file: Option<PathBuf>,
     /// Record each call to a trace file in DIR (`tdm replay` replays it; its audit entries name it)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "warm")]
     record_dir: Option<PathBuf>,
+    /// Let this plugin's calls reuse a warm instance (repeatable); by default each call runs in a fresh one
+    #[arg(long, value_name = "ID")]
+    warm: Vec<String>,
     #[command(flatten)]
     ws: WorkspaceArg,
-}
-
-/// What a server serves, on what, and what ends it (SIGINT, SIGTERM, or its own end, which
-/// stops the watcher).
-pub struct Server {
-    sigint: Option<Cancel>,
-    sigterm: Arc<AtomicBool>,
-    /// Set when the server is done.
-    pub ended: Arc<AtomicBool>,
-    /// The workspace served.
-    pub workspace: Workspace,
-    /// The plugins served (all when empty).
-    pub only: Vec<String>,
-    /// Where each call's trace goes (`--record-dir`).
-    pub record_dir: Option<PathBuf>,
-    /// The worker slots every session's calls share.
-    pub workers: calls::Workers,
-    /// Calls one session may hold in flight.
-    pub max_in_flight: usize,
-}
-
-impl Server {
-    /// The signal that asked the server to stop, if one did.
-    pub fn signalled(&self) -> Option<&'static str> {
-        if self.sigint.as_ref().is_some_and(Cancel::is_set) {
-            Some("interrupted (SIGINT)")
-        } else if self.sigterm.load(Ordering::Relaxed) {
-            Some("terminated (SIGTERM)")
-        } else {
-            None
-        }
-    }
 }
 
 /// Runs `tdm mcp`; the exit code.
@@ -109,7 +82,7 @@ fn serve(args: &McpArgs) -> Result<u8, CliError> {
         workspace: Workspace::existing(dir.clone()),
         only: args.plugins.clone(),
         record_dir,
-        workers: calls::workers(workers),
+        calls: calls::Shared::new(calls::workers(workers), args.warm.clone()),
         max_in_flight: workers * 4,
     });
     match args.http {

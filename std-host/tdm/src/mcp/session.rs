@@ -5,12 +5,11 @@
 //! Every answer goes to the outbox of the message that asked.
 
 use super::calls::{self, Asker, Calls, NotStarted, LEVELS};
+use super::server::Server;
 use super::wire::{code, Incoming, Outbox};
-use super::Server;
 use crate::terminal::errln;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use tdm_sdk::catalogue::{approved_tools, tool_named, Catalogue, Tool};
 use tdm_sdk::files::truncated;
 use tdm_sdk::workspace::Workspace;
@@ -82,7 +81,7 @@ impl McpSession {
     /// A session of `server`: its workspace's approved plugins (those it names, when it does),
     /// its calls on the server's workers.
     pub fn new(server: &Server) -> Self {
-        let mut calls = Calls::new(server.workspace.dir.clone(), Arc::clone(&server.workers), server.max_in_flight);
+        let mut calls = Calls::new(server.workspace.dir.clone(), server.calls.clone(), server.max_in_flight);
         calls.record_dir.clone_from(&server.record_dir);
         Self {
             workspace: Workspace::existing(server.workspace.dir.clone()),

@@ -3,9 +3,9 @@
 //! a signal is seen while no line comes; its end, SIGINT or SIGTERM cancels the calls in flight,
 //! waits for them, and the server exits 0.
 
+use super::server::Server;
 use super::session::McpSession;
 use super::wire::{self, code, Line, Outbox};
-use super::Server;
 use crate::terminal::errln;
 use serde_json::{json, Value};
 use std::io::BufReader;
