@@ -1,18 +1,23 @@
 # `tdm mcp` driven by the official MCP Python SDK client (PyPI `mcp`, pinned), over stdio, in
-# its `auto` and `legacy` modes (std-host/tdm/tests/python/mcp_client.py); part of `make test`.
+# and Streamable HTTP, in its `auto` and `legacy` modes (std-host/tdm/tests/python/mcp_client.py);
+# part of `make test`.
 # The client lives in a virtual environment under target/ that this target creates.
 .PHONY: mcp-python
 
 MCP_VENV ?= target/mcp-venv
 MCP_PYTHON_SDK ?= mcp==2.3.0
+# The debug build `make test` already has (a release build would add minutes to CI for nothing
+# these checks measure).
+MCP_TDM := target/debug/tdm
 
 $(MCP_VENV)/.installed:
 	@python3 -m venv $(MCP_VENV) 2>/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv && python3 -m venv $(MCP_VENV))
 	$(MCP_VENV)/bin/pip install -q '$(MCP_PYTHON_SDK)'
 	@touch $@
 
-mcp-python: build $(MCP_VENV)/.installed
-	$(MCP_VENV)/bin/python std-host/tdm/tests/python/mcp_client.py $(TDM) $(CURDIR)
+mcp-python: $(MCP_VENV)/.installed
+	$(CARGO) build -q -p tdm
+	$(MCP_VENV)/bin/python std-host/tdm/tests/python/mcp_client.py $(MCP_TDM) $(CURDIR)
 
 test: mcp-python
 
@@ -31,7 +36,8 @@ $(MCP_CONFORMANCE_DIR)/.installed:
 	cd $(MCP_CONFORMANCE_DIR) && npm install --no-audit --no-fund --silent '$(MCP_CONFORMANCE)' '$(MCP_NODE)'
 	@touch $@
 
-mcp-conformance: build $(MCP_CONFORMANCE_DIR)/.installed
-	bash mk/mcp-conformance.sh $(TDM) $(MCP_CONFORMANCE_DIR)
+mcp-conformance: $(MCP_CONFORMANCE_DIR)/.installed
+	$(CARGO) build -q -p tdm
+	bash mk/mcp-conformance.sh $(MCP_TDM) $(MCP_CONFORMANCE_DIR)
 
 test: mcp-conformance
