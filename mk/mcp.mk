@@ -1,7 +1,7 @@
-# `tdm mcp` driven by the official MCP Python SDK client (PyPI `mcp`, pinned), over stdio, in
-# and Streamable HTTP, in its `auto` and `legacy` modes (std-host/tdm/tests/python/mcp_client.py);
-# part of `make test`.
-# The client lives in a virtual environment under target/ that this target creates.
+# `tdm mcp` driven by the official MCP Python SDK client (PyPI `mcp`, pinned), over stdio and
+# Streamable HTTP, in its `auto` and `legacy` modes (std-host/tdm/tests/python/mcp_client.py);
+# part of `make test`. The client lives in a virtual environment under target/ that this target
+# creates.
 .PHONY: mcp-python
 
 MCP_VENV ?= target/mcp-venv
