@@ -436,3 +436,19 @@ fn each_call_runs_in_a_fresh_instance_unless_its_plugin_is_warm() {
     let out = tdm(&ws, &["mcp", "--warm", "counter", "--record-dir", "x"], b"");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
+
+#[test]
+fn sigterm_cancels_the_calls_in_flight_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    let mut mcp = Mcp::initialized(&ws, &[]);
+    mcp.send_request(1, "tools/call", json!({"name": "spin__spin", "arguments": {}}));
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = mcp.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let answer = mcp.answer(1);
+    // Drained: the spin was cancelled (not left to its 5 s deadline) and answered.
+    assert_eq!(answer["result"]["structuredContent"]["blockedReason"], "cancelled", "{answer}");
+    let (code, _) = mcp.close();
+    assert_eq!(code, Some(0), "SIGTERM ends tdm mcp with 0");
+}
