@@ -7,8 +7,8 @@
 //! then splits it back, so two such names never collide. Any other pair is
 //! `x-HASH-PREFIX`: HASH is 16 hex digits of sha256(`ID` NUL `INTENT`), PREFIX the id's
 //! allowed characters, cut to fit. Such a name has no `_` at all, so it never equals a name of
-//! the first form; two pairs whose hashes agree would share one, and both are left out (and
-//! reported) rather than one shadowing the other.
+//! the first form; two pairs whose hashes agree would share one, and both are left out (from
+//! the list and from calls) rather than one shadowing the other.
 
 use crate::intents::tool::sha256_hex;
 use crate::operator::{launch_refusal, read_installed};
@@ -36,22 +36,6 @@ pub struct Tool {
     pub open_world: bool,
 }
 
-/// The tools of a workspace, and what was left out.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Catalogue {
-    /// The tools, by plugin id then declaration order.
-    pub tools: Vec<Tool>,
-    /// Installed plugins left out, with why (not approved, approval no longer holds, name clash).
-    pub left_out: Vec<(String, String)>,
-}
-
-impl Catalogue {
-    /// The tool named `name`.
-    pub fn find(&self, name: &str) -> Option<&Tool> {
-        self.tools.iter().find(|tool| tool.name == name)
-    }
-}
-
 /// The tool name of `intent` of plugin `id` (see the module's naming rule).
 pub fn tool_name(id: &str, intent: &str) -> String {
     let plain_id = !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
@@ -70,35 +54,34 @@ pub fn tool_name(id: &str, intent: &str) -> String {
     name.trim_end_matches('-').to_string()
 }
 
-/// The tools of `workspace`: every declared intent of each installed plugin whose approval
-/// holds for what is on disk now; `only` (when not empty) narrows the plugins by id.
-pub fn approved_tools(workspace: &Workspace, only: &[String]) -> Result<Catalogue, WorkspaceError> {
+/// The tools of `workspace`, by plugin id then declaration order: every declared intent of
+/// each installed plugin whose approval holds for what is on disk now; `only` (when not empty)
+/// narrows the plugins by id. A name two intents share is left out for both.
+pub fn approved_tools(workspace: &Workspace, only: &[String]) -> Result<Vec<Tool>, WorkspaceError> {
     let state = workspace.read_state()?;
-    let mut catalogue = Catalogue::default();
+    let mut tools = Vec::new();
     for (id, plugin) in &state.plugins {
         if !only.is_empty() && !only.contains(id) {
             continue;
         }
         let files = read_installed(workspace, plugin);
-        if let Some(why) = launch_refusal(id, plugin, files.as_ref().ok()) {
-            catalogue.left_out.push((id.clone(), why));
+        if launch_refusal(id, plugin, files.as_ref().ok()).is_some() {
             continue;
         }
         let Ok(files) = files else { continue };
-        catalogue.tools.extend(tools_of(id, &plugin.version, &files.manifest));
+        tools.extend(tools_of(id, &plugin.version, &files.manifest));
     }
+    Ok(without_shared_names(tools))
+}
+
+/// `tools` less every tool whose name another one has too.
+fn without_shared_names(mut tools: Vec<Tool>) -> Vec<Tool> {
     let mut seen: HashMap<String, usize> = HashMap::new();
-    for tool in &catalogue.tools {
+    for tool in &tools {
         *seen.entry(tool.name.clone()).or_default() += 1;
     }
-    let (kept, clashing): (Vec<Tool>, Vec<Tool>) = catalogue.tools.into_iter().partition(|tool| seen[&tool.name] == 1);
-    catalogue.tools = kept;
-    for tool in clashing {
-        catalogue
-            .left_out
-            .push((tool.plugin, format!("its intent's tool name `{}` is shared by another intent", tool.name)));
-    }
-    Ok(catalogue)
+    tools.retain(|tool| seen[&tool.name] == 1);
+    tools
 }
 
 /// The tools `manifest` declares for plugin `id` at `version`.
@@ -117,22 +100,22 @@ fn tools_of<'a>(id: &'a str, version: &'a str, manifest: &'a Manifest) -> impl I
 /// The tool named `name` among the intents the installed plugins' manifests declare (those in
 /// `only`, when not empty), whether or not its plugin is approved: only each `plugin.toml` is
 /// read, no module, so a call finds its tool cheaply; the approved-launch check is the
-/// session's, when the call opens the plugin. `None` when no installed plugin declares it.
+/// session's, when the call opens the plugin. `None` when no installed plugin declares it, or
+/// when two intents share it.
 pub fn tool_named(workspace: &Workspace, only: &[String], name: &str) -> Result<Option<Tool>, WorkspaceError> {
     let state = workspace.read_state()?;
     // A name of the first form names its plugin: only that manifest is read.
     let named = name.split_once("__").map(|(id, _)| id);
+    let mut found = Vec::new();
     for (id, plugin) in &state.plugins {
         if !only.is_empty() && !only.contains(id) || named.is_some_and(|named| named != id) {
             continue;
         }
         let Ok(manifest) = Manifest::read(&workspace.dir.join(&plugin.path)) else { continue };
-        let found = tools_of(id, &plugin.version, &manifest).find(|tool| tool.name == name);
-        if found.is_some() {
-            return Ok(found);
-        }
+        found.extend(tools_of(id, &plugin.version, &manifest).filter(|tool| tool.name == name));
     }
-    Ok(None)
+    // As in the list, a name two intents share names neither.
+    Ok(without_shared_names(found).pop())
 }
 
 #[cfg(test)]

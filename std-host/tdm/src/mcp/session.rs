@@ -10,7 +10,7 @@ use super::wire::{code, Incoming, Outbox};
 use crate::terminal::errln;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
-use tdm_sdk::catalogue::{approved_tools, tool_named, Catalogue, Tool};
+use tdm_sdk::catalogue::{approved_tools, tool_named, Tool};
 use tdm_sdk::files::truncated;
 use tdm_sdk::workspace::Workspace;
 
@@ -38,6 +38,11 @@ fn unsupported_version(id: &Value, asked: &str) -> Value {
         "message": format!("Unsupported protocol version `{}`.", truncated(asked, QUOTED_BYTES)),
         "data": {"supported": supported_versions(), "requested": truncated(asked, QUOTED_BYTES)},
     }})
+}
+
+/// The message of an internal error: the workspace could not be read.
+fn unreadable(error: &dyn std::fmt::Display) -> String {
+    format!("The workspace cannot be read: {error}.")
 }
 
 /// The `server/discover` result.
@@ -179,10 +184,6 @@ impl McpSession {
         }
     }
 
-    fn catalogue(&self) -> Result<Catalogue, String> {
-        approved_tools(&self.workspace, &self.only).map_err(|e| format!("The workspace cannot be read: {e}."))
-    }
-
     /// `tools/list`; `stateless`: the result carries the caching hints 2026-07-28 requires.
     fn list(&self, id: Value, params: &Value, outbox: &Outbox, stateless: bool) -> std::io::Result<()> {
         let start = match &params["cursor"] {
@@ -193,18 +194,18 @@ impl McpSession {
         let Some(start) = start else {
             return outbox.error(&id, code::INVALID_PARAMS, "Invalid params: the cursor is not one tdm gave.");
         };
-        let catalogue = match self.catalogue() {
-            Ok(catalogue) => catalogue,
-            Err(why) => return outbox.error(&id, -32603, &why),
+        let tools = match approved_tools(&self.workspace, &self.only) {
+            Ok(tools) => tools,
+            Err(e) => return outbox.error(&id, code::INTERNAL, &unreadable(&e)),
         };
-        let page: Vec<Value> = catalogue.tools.iter().skip(start).take(PAGE_SIZE).map(tool_json).collect();
+        let page: Vec<Value> = tools.iter().skip(start).take(PAGE_SIZE).map(tool_json).collect();
         let mut result = json!({"tools": page});
         if stateless {
             // The catalogue follows the workspace: a client must ask again, not cache it.
             result["cacheScope"] = json!("private");
             result["ttlMs"] = json!(0);
         }
-        if start + PAGE_SIZE < catalogue.tools.len() {
+        if start + PAGE_SIZE < tools.len() {
             result["nextCursor"] = json!((start + PAGE_SIZE).to_string());
         }
         outbox.result(&id, result)
@@ -222,7 +223,7 @@ impl McpSession {
                 let why = format!("Unknown tool: `{}` (tools/list names the tools).", truncated(name, QUOTED_BYTES));
                 return outbox.error(&id, code::INVALID_PARAMS, &why);
             }
-            Err(e) => return outbox.error(&id, -32603, &format!("The workspace cannot be read: {e}.")),
+            Err(e) => return outbox.error(&id, code::INTERNAL, &unreadable(&e)),
         };
         let arguments = match &params["arguments"] {
             Value::Null => Map::new(),

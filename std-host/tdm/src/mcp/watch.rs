@@ -16,7 +16,7 @@ pub fn watch_tools(workspace: &Workspace, only: &[String], stop: Arc<AtomicBool>
     let state = workspace.dir.join(STATE_FILE);
     let (workspace, only) = (Workspace::existing(workspace.dir.clone()), only.to_vec());
     let names = move || -> Vec<String> {
-        approved_tools(&workspace, &only).map(|c| c.tools.into_iter().map(|t| t.name).collect()).unwrap_or_default()
+        approved_tools(&workspace, &only).map(|tools| tools.into_iter().map(|t| t.name).collect()).unwrap_or_default()
     };
     let stamp = move || -> Option<(SystemTime, u64)> {
         let meta = std::fs::symlink_metadata(&state).ok()?;

@@ -22,6 +22,8 @@ pub mod code {
     pub const METHOD_NOT_FOUND: i64 = -32601;
     /// Params that do not fit the method (an unknown tool, a bad cursor).
     pub const INVALID_PARAMS: i64 = -32602;
+    /// The server failed on its own account (the workspace could not be read).
+    pub const INTERNAL: i64 = -32603;
     /// The server is at its bound of calls in flight.
     pub const BUSY: i64 = -32000;
     /// A request for a protocol revision the server does not serve (MCP 2026-07-28).
