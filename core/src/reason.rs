@@ -48,6 +48,9 @@ pub enum BlockedReason {
     RequestTooLarge,
     /// The request's params (or a host call's) nest deeper than `Policy::max_request_depth`.
     RequestTooDeep,
+    /// The params do not match the JSON Schema the intent declares (checked by a host that
+    /// reads declarations, before the plugin runs).
+    InvalidParams,
     /// `tdm_alloc` returned 0 or a region outside linear memory.
     AllocationFailed,
     /// A host call named a method the host does not offer.
@@ -71,7 +74,7 @@ pub enum BlockedReason {
 
 impl BlockedReason {
     /// Every reason, in documentation order.
-    pub const ALL: [BlockedReason; 27] = [
+    pub const ALL: [BlockedReason; 28] = [
         Self::AbiMismatch,
         Self::ImportNotAllowed,
         Self::InvalidModule,
@@ -91,6 +94,7 @@ impl BlockedReason {
         Self::ResponseTooLarge,
         Self::RequestTooLarge,
         Self::RequestTooDeep,
+        Self::InvalidParams,
         Self::AllocationFailed,
         Self::UnknownHostMethod,
         Self::InvalidHostRequest,
@@ -123,6 +127,7 @@ impl BlockedReason {
             Self::ResponseTooLarge => "response_too_large",
             Self::RequestTooLarge => "request_too_large",
             Self::RequestTooDeep => "request_too_deep",
+            Self::InvalidParams => "invalid_params",
             Self::AllocationFailed => "allocation_failed",
             Self::UnknownHostMethod => "unknown_host_method",
             Self::InvalidHostRequest => "invalid_host_request",
@@ -156,6 +161,7 @@ impl BlockedReason {
             Self::ResponseTooLarge => "The plugin's response is larger than the policy allows.",
             Self::RequestTooLarge => "The request is larger than the policy allows.",
             Self::RequestTooDeep => "The request's params nest deeper than the policy allows.",
+            Self::InvalidParams => "The params do not match the schema the intent declares.",
             Self::AllocationFailed => "The plugin could not allocate room for the request.",
             Self::UnknownHostMethod => "The host does not offer that method.",
             Self::InvalidHostRequest => "The host call's params do not fit its method.",
@@ -193,6 +199,9 @@ impl BlockedReason {
             Self::ResponseTooLarge => "Ask for less output or raise the response limit.",
             Self::RequestTooLarge => "Send smaller params or raise the request limit.",
             Self::RequestTooDeep => "Send params nested less deeply (the limit is max_request_depth, 128 by default).",
+            Self::InvalidParams => {
+                "Send params the intent's schema accepts: `tdm inspect` shows it, an MCP client sees it as the tool's inputSchema."
+            }
             Self::AllocationFailed => "Send smaller params; if it persists, report it to the plugin's author.",
             Self::UnknownHostMethod => "Use one of the methods in docs/ABI.md.",
             Self::InvalidHostRequest => "Check the method's params in docs/ABI.md.",

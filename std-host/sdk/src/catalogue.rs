@@ -32,6 +32,12 @@ pub struct Tool {
     pub intent: String,
     /// The intent's declared description (text a package chose).
     pub description: String,
+    /// The intent's declared title, when it has one.
+    pub title: Option<String>,
+    /// The intent's declared params schema, when it has one.
+    pub params: Option<serde_json::Value>,
+    /// The intent's declared result schema, when it has one.
+    pub result: Option<serde_json::Value>,
     /// Whether the plugin may reach the network (it asks for a `network:` permission).
     pub open_world: bool,
 }
@@ -93,6 +99,9 @@ fn tools_of<'a>(id: &'a str, version: &'a str, manifest: &'a Manifest) -> impl I
         version: version.to_string(),
         intent: intent.name.clone(),
         description: intent.description.clone(),
+        title: intent.title.clone(),
+        params: intent.params.clone(),
+        result: intent.result.clone(),
         open_world,
     })
 }

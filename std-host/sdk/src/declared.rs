@@ -1,14 +1,124 @@
 //! The intents a plugin declares, where users look for them (`tdm inspect`, the REPL's
-//! `:intents` and Tab completion, `approve`, `hub list`, `workspace status`). A package
-//! declares them in `plugin.toml` (`[[intents]]`, what the operator approves); a bare module
-//! may carry the SDKs' optional custom section `tdm.intents`, JSON
-//! `[{"name": "greet", "description": "..."}]` (docs/ABI.md section 1a). The section is read
-//! strictly and bounded: a malformed one is reported, never trusted in part.
+//! `:intents` and Tab completion, `approve`, `hub list`, `workspace status`, the MCP server's
+//! tools). A package declares them in `plugin.toml` (`[[intents]]`, what the operator
+//! approves); a bare module may carry the SDKs' optional custom section `tdm.intents`, JSON
+//! `[{"name": "greet", "description": "...", "params": {...}, "result": {...}}]` (docs/ABI.md
+//! section 1a). Both are read strictly and bounded: a malformed one is reported, never trusted
+//! in part.
 
-use crate::package::{IntentInfo, MAX_DECLARED_INTENTS, MAX_INTENT_DESCRIPTION_BYTES};
-use contour_core::{IntentsSection, INTENTS_SECTION, MAX_INTENTS_SECTION_BYTES};
+use crate::schema::Schema;
+use contour_core::{BlockedReason, Failure, IntentsSection, INTENTS_SECTION, MAX_INTENTS_SECTION_BYTES};
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 use std::fmt;
+
+/// One intent a plugin offers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntentInfo {
+    /// The intent's method name.
+    pub name: String,
+    /// One line on what it does.
+    pub description: String,
+    /// A short display name (what an agent's user sees), when declared.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The JSON Schema of its params, when declared: in `plugin.toml` a TOML table, or a
+    /// string holding the schema's JSON.
+    #[serde(default, deserialize_with = "schema_field")]
+    pub params: Option<Value>,
+    /// The JSON Schema of a completed outcome's `output`, when declared (as `params`).
+    #[serde(default, deserialize_with = "schema_field")]
+    pub result: Option<Value>,
+}
+
+/// The most intents a declaration may list (`plugin.toml` or a `tdm.intents` section).
+pub const MAX_DECLARED_INTENTS: usize = 1_000;
+/// The longest intent name, in bytes.
+pub const MAX_INTENT_NAME_BYTES: usize = 128;
+/// The longest intent description, in bytes.
+pub const MAX_INTENT_DESCRIPTION_BYTES: usize = 1_024;
+/// The longest intent title, in bytes.
+pub const MAX_INTENT_TITLE_BYTES: usize = 128;
+
+/// A schema in `plugin.toml`: a table, or a string of JSON.
+fn schema_field<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::String(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| serde::de::Error::custom(format!("a schema given as a string must be JSON: {e}"))),
+        other => Ok(Some(other)),
+    }
+}
+
+impl IntentInfo {
+    /// An intent with a name and a description only.
+    pub fn named(name: &str, description: &str) -> Self {
+        Self { name: name.into(), description: description.into(), title: None, params: None, result: None }
+    }
+
+    /// What is wrong with this intent, declared after `earlier`, if anything: the rule for
+    /// `plugin.toml`'s `[[intents]]` and the `tdm.intents` section alike. A name is 1 to
+    /// [`MAX_INTENT_NAME_BYTES`] bytes without control characters and listed once; a
+    /// description at most [`MAX_INTENT_DESCRIPTION_BYTES`]; a title at most
+    /// [`MAX_INTENT_TITLE_BYTES`] without control characters; each schema one [`Schema::new`]
+    /// accepts.
+    pub fn problem(&self, earlier: &[IntentInfo]) -> Option<String> {
+        let name = &self.name;
+        if name.is_empty() || name.len() > MAX_INTENT_NAME_BYTES || name.chars().any(char::is_control) {
+            return Some(format!("`name` must be 1 to {MAX_INTENT_NAME_BYTES} bytes without control characters"));
+        }
+        if earlier.iter().any(|intent| intent.name == *name) {
+            return Some("the name is listed twice".into());
+        }
+        if self.description.len() > MAX_INTENT_DESCRIPTION_BYTES {
+            return Some(format!("`description` must be a string of at most {MAX_INTENT_DESCRIPTION_BYTES} bytes"));
+        }
+        if let Some(title) = &self.title {
+            if title.len() > MAX_INTENT_TITLE_BYTES || title.chars().any(char::is_control) {
+                return Some(format!(
+                    "`title` must be at most {MAX_INTENT_TITLE_BYTES} bytes without control characters"
+                ));
+            }
+        }
+        for (field, schema) in [("params", &self.params), ("result", &self.result)] {
+            if let Some(Err(e)) = schema.as_ref().map(Schema::new) {
+                return Some(format!("`{field}`: {e}"));
+            }
+        }
+        None
+    }
+
+    /// The declared params schema, checked (`None` when none is declared, or when it is not
+    /// one [`IntentInfo::problem`] accepts, which a read declaration never has).
+    pub fn params_schema(&self) -> Option<Schema> {
+        self.params.as_ref().and_then(|v| Schema::new(v).ok())
+    }
+
+    /// The declared result schema, checked (as [`IntentInfo::params_schema`]).
+    pub fn result_schema(&self) -> Option<Schema> {
+        self.result.as_ref().and_then(|v| Schema::new(v).ok())
+    }
+
+    /// sha256 (hex) of everything declared about the intent (name, title, description,
+    /// schemas), written with sorted keys: what an approval binds, so a changed description
+    /// (what an agent reads) or schema voids it.
+    pub fn digest(&self) -> String {
+        let declared = serde_json::json!({
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "params": self.params,
+            "result": self.result,
+        });
+        let mut hex = String::with_capacity(64);
+        for byte in Sha256::digest(declared.to_string().as_bytes()) {
+            hex.push_str(&format!("{byte:02x}"));
+        }
+        hex
+    }
+}
 
 /// Where a plugin's intents were declared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +150,24 @@ impl Declared {
     /// Whether `name` is declared.
     pub fn declares(&self, name: &str) -> bool {
         self.intents().iter().any(|i| i.name == name)
+    }
+
+    /// Why `params` (JSON text) may not be sent to `method`: an approved declaration
+    /// (`plugin.toml`) gives it a params schema they do not match (or that would cost too much
+    /// to decide). A module's section is advisory and refuses nothing; params that are not
+    /// JSON, or nest too deep to read, are left to core, which refuses them in its own words.
+    pub fn params_refusal(&self, method: &str, params: &str) -> Option<Failure> {
+        let Self::Manifest(intents) = self else { return None };
+        let schema = intents.iter().find(|intent| intent.name == method)?.params_schema()?;
+        let value: Value = serde_json::from_str(params).ok()?;
+        let mismatch = schema.validate(&value).err()?;
+        Some(Failure::new(
+            BlockedReason::InvalidParams,
+            format!(
+                "The params of `{}` do not match the schema it declares: {mismatch}.",
+                crate::files::truncated(method, 64)
+            ),
+        ))
     }
 
     /// Where the declaration was found, for display (`plugin.toml`, `tdm.intents section`).
@@ -97,9 +225,9 @@ impl fmt::Display for SectionError {
 
 impl std::error::Error for SectionError {}
 
-/// Reads a `tdm.intents` section: a JSON array of objects with a string `name` and an optional
-/// string `description`, each entry as [`IntentInfo::problem`] requires; other members are
-/// ignored, for later additions.
+/// Reads a `tdm.intents` section: a JSON array of objects with a string `name`, and optionally a
+/// string `description` and `title` and schemas `params` and `result`, each entry as
+/// [`IntentInfo::problem`] requires; other members are ignored, for later additions.
 pub fn parse_section(bytes: &[u8]) -> Result<Vec<IntentInfo>, SectionError> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| SectionError::NotJson(e.to_string()))?;
     let Value::Array(items) = value else {
@@ -121,7 +249,19 @@ pub fn parse_section(bytes: &[u8]) -> Result<Vec<IntentInfo>, SectionError> {
                 )))
             }
         };
-        let intent = IntentInfo { name: name.to_string(), description };
+        let title = match item.get("title") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(_) => return Err(at("`title` must be a string")),
+        };
+        let schema = |key: &str| item.get(key).filter(|v| !v.is_null()).cloned();
+        let intent = IntentInfo {
+            name: name.to_string(),
+            description,
+            title,
+            params: schema("params"),
+            result: schema("result"),
+        };
         if let Some(why) = intent.problem(&intents) {
             return Err(at(&why));
         }
@@ -137,7 +277,7 @@ mod tests {
     #[test]
     fn reads_a_declaration_strictly() {
         let ok = parse_section(br#"[{"name":"greet","description":"says hi"},{"name":"sum","extra":1}]"#).unwrap();
-        assert_eq!(ok[0], IntentInfo { name: "greet".into(), description: "says hi".into() });
+        assert_eq!(ok[0], IntentInfo::named("greet", "says hi"));
         assert_eq!(ok[1].description, "");
         for (bad, why) in [
             (&b"{}"[..], "array"),
@@ -146,6 +286,9 @@ mod tests {
             (b"[{\"name\":\"a\\u001b\"}]", "control"),
             (b"[{\"name\":\"a\"},{\"name\":\"a\"}]", "twice"),
             (b"[{\"name\":\"a\",\"description\":7}]", "description"),
+            (b"[{\"name\":\"a\",\"params\":{\"type\":\"text\"}}]", "entry 1: `params`: the schema at `#/type`"),
+            (b"[{\"name\":\"a\",\"result\":3}]", "`result`: the schema at `#` is neither"),
+            (b"[{\"name\":\"a\",\"title\":\"a\\nb\"}]", "`title`"),
             (b"not json", "not JSON"),
         ] {
             let error = parse_section(bad).unwrap_err().to_string();

@@ -16,6 +16,7 @@
 //! | [`operator`] | install, approve, revoke, uninstall, and the approved-launch check |
 //! | [`workspace`], [`package`], [`package_copy`] | state on disk, `plugin.toml` and hubs, copying a verified package |
 //! | [`declared`] | the intents a plugin declares (`plugin.toml` or the `tdm.intents` section) |
+//! | [`schema`] | the JSON Schemas an intent declares, checked and applied within a budget |
 //! | [`limits`], [`params`] | limits as data and size units, params from JSON/@FILE/stdin |
 //! | [`files`], [`module_file`], [`dirfs`] | bounded non-blocking reads, `.wasm`/`.wat` loading, preopened dirs for `exec` (read-only, or writable on request) |
 //! | [`module_kind`] | whether bytes are a plugin, a WASI command or an Extism plugin (for hints) |
@@ -38,6 +39,7 @@ pub mod operator;
 pub mod package;
 pub mod package_copy;
 pub mod params;
+pub mod schema;
 pub mod session;
 pub mod stdio;
 mod strict_map;

@@ -245,12 +245,16 @@ pub fn approved_plugin(workspace: &Workspace, id: &str) -> Result<ApprovedPlugin
 }
 
 /// Records an approval of `id` for what its installed `package` holds as read and verified:
-/// the module hash, the requested permissions and the declared intents.
+/// the module hash, the requested permissions and the declared intents (each with its title,
+/// description and schemas).
 pub fn approve(workspace: &Workspace, id: &str, package: &Package) -> Result<(), OperatorError> {
     let approval = Approval {
         sha256: package.sha256.clone(),
         permissions: package.requested.iter().map(ToString::to_string).collect(),
         intents: package.manifest.intents.iter().map(|intent| intent.name.clone()).collect(),
+        declarations: Some(
+            package.manifest.intents.iter().map(|intent| (intent.name.clone(), intent.digest())).collect(),
+        ),
         limits: package.manifest.policy.clone(),
         at_ms: now_ms(),
     };

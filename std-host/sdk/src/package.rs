@@ -2,6 +2,7 @@
 //! hash mismatch, a malformed permission and limits above the defaults are errors), and a hub
 //! folder's `index.json`. Nothing here runs plugin code.
 
+pub use crate::declared::{IntentInfo, MAX_DECLARED_INTENTS, MAX_INTENT_DESCRIPTION_BYTES, MAX_INTENT_NAME_BYTES};
 use crate::files::{self, FileError};
 use crate::module_file;
 use crate::strict_map::first_repeat;
@@ -15,43 +16,6 @@ use std::sync::Arc;
 
 /// The manifest file of a package.
 pub const MANIFEST: &str = "plugin.toml";
-
-/// One intent a plugin offers.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IntentInfo {
-    /// The intent's method name.
-    pub name: String,
-    /// One line on what it does.
-    pub description: String,
-}
-
-/// The most intents a declaration may list (`plugin.toml` or a `tdm.intents` section).
-pub const MAX_DECLARED_INTENTS: usize = 1_000;
-/// The longest intent name, in bytes.
-pub const MAX_INTENT_NAME_BYTES: usize = 128;
-/// The longest intent description, in bytes.
-pub const MAX_INTENT_DESCRIPTION_BYTES: usize = 1_024;
-
-impl IntentInfo {
-    /// What is wrong with this intent, declared after `earlier`, if anything: the rule for
-    /// `plugin.toml`'s `[[intents]]` and the `tdm.intents` section alike. A name is 1 to
-    /// [`MAX_INTENT_NAME_BYTES`] bytes without control characters and listed once; a
-    /// description at most [`MAX_INTENT_DESCRIPTION_BYTES`].
-    pub fn problem(&self, earlier: &[IntentInfo]) -> Option<String> {
-        let name = &self.name;
-        if name.is_empty() || name.len() > MAX_INTENT_NAME_BYTES || name.chars().any(char::is_control) {
-            return Some(format!("`name` must be 1 to {MAX_INTENT_NAME_BYTES} bytes without control characters"));
-        }
-        if earlier.iter().any(|intent| intent.name == *name) {
-            return Some("the name is listed twice".into());
-        }
-        if self.description.len() > MAX_INTENT_DESCRIPTION_BYTES {
-            return Some(format!("`description` must be a string of at most {MAX_INTENT_DESCRIPTION_BYTES} bytes"));
-        }
-        None
-    }
-}
 
 /// Policy overrides a package may ask for: each at most the default.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -95,8 +59,8 @@ pub struct Manifest {
 }
 
 /// The most bytes a `plugin.toml` may have (a manifest is a few hundred bytes; this leaves room
-/// for long descriptions and many intents).
-pub const MAX_MANIFEST_BYTES: u64 = 64 * 1024;
+/// for long descriptions, many intents and their schemas).
+pub const MAX_MANIFEST_BYTES: u64 = 256 * 1024;
 
 /// Why a package or hub was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

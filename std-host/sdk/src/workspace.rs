@@ -58,6 +58,12 @@ pub struct Approval {
     /// recorded before intents were bound has none, so it covers no declared intent).
     #[serde(default)]
     pub intents: Vec<String>,
+    /// What each approved intent declared (title, description, schemas), as
+    /// [`IntentInfo::digest`] by name: a changed declaration voids the approval. An approval
+    /// recorded before declarations were bound has none: it covers only intents that declare
+    /// no title and no schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declarations: Option<BTreeMap<String, String>>,
     /// The limits approved: plugin.toml's `[policy]` when it was approved (an approval recorded
     /// before limits were bound has none: the defaults, the most a package may ask for).
     #[serde(default)]
@@ -67,9 +73,16 @@ pub struct Approval {
 }
 
 impl Approval {
-    /// Whether every intent in `declared` was approved (a narrower set still is).
+    /// Whether every intent in `declared` was approved as declared now (a narrower set still
+    /// is).
     pub fn covers_intents(&self, declared: &[IntentInfo]) -> bool {
-        declared.iter().all(|intent| self.intents.contains(&intent.name))
+        declared.iter().all(|intent| {
+            self.intents.contains(&intent.name)
+                && match &self.declarations {
+                    Some(digests) => digests.get(&intent.name) == Some(&intent.digest()),
+                    None => intent.title.is_none() && intent.params.is_none() && intent.result.is_none(),
+                }
+        })
     }
 }
 

@@ -477,8 +477,9 @@ impl Session {
         })
     }
 
-    /// Runs one request end to end: an installed plugin's undeclared intent, or one whose
-    /// approval was withdrawn meanwhile, is refused without running anything; otherwise the
+    /// Runs one request end to end: an installed plugin's undeclared intent, one whose
+    /// approval was withdrawn meanwhile, or params its declared schema refuses
+    /// (`invalid_params`) are refused without running anything; otherwise the
     /// intent runs in the session's sandbox (recorded when a recording runs; the audit log is
     /// appended by core's callback). A Ctrl-C while it runs, or before it started, cancels it.
     /// A failed intent is a report too; an error means the sandbox could not be made (a vault
@@ -490,7 +491,8 @@ impl Session {
             None => None,
         };
         let is_undeclared = undeclared.is_some();
-        if let Some(failure) = undeclared.or_else(|| self.withdrawn()) {
+        let mismatched = || Some(self.declared.params_refusal(&request.method()?, &request.params_text()?)).flatten();
+        if let Some(failure) = undeclared.or_else(|| self.withdrawn()).or_else(mismatched) {
             return Ok(RunReport::refused(failure, is_undeclared));
         }
         let mut sandbox = self.take_sandbox()?;

@@ -32,6 +32,19 @@ impl Request {
             Self::Raw(text) => raw_method(text).ok(),
         }
     }
+
+    /// The params as JSON text (`null` when a raw request has none), when they can be read:
+    /// what a declared params schema is applied to.
+    pub fn params_text(&self) -> Option<String> {
+        match self {
+            Self::Intent { params, .. } => Some(params.text().to_string()),
+            Self::Raw(text) => {
+                raw_method(text).ok()?;
+                let request: Value = serde_json::from_str(text).ok()?;
+                Some(request.get("params").map_or_else(|| "null".to_string(), Value::to_string))
+            }
+        }
+    }
 }
 
 /// Why a raw JSON-RPC request has no `method` that can be trusted.

@@ -89,6 +89,9 @@ fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
             for line in table.lines() {
                 show(&format!("  {line}"));
             }
+            for line in super::inspect::declaration_lines(&manifest.intents) {
+                show(&format!("  {line}"));
+            }
         }
     }
     if !args.yes {
@@ -121,6 +124,7 @@ fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
             &json!({
                 "status": "approved", "id": args.id, "version": manifest.version, "sha256": package.sha256,
                 "permissions": permissions, "intents": intents,
+                "declared": manifest.intents.iter().map(super::inspect::intent_json).collect::<Vec<_>>(),
                 "limits": {"maxMemoryBytes": policy.max_memory_bytes, "fuelPerIntent": policy.fuel_per_intent, "timeoutMs": policy.timeout_ms},
             })
             .to_string(),

@@ -14,7 +14,7 @@ use contour_core::{ImportVerdict, Inspection};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use tdm_sdk::command::{inspect_module, ModuleKind};
-use tdm_sdk::declared::Declared;
+use tdm_sdk::declared::{Declared, IntentInfo};
 use tdm_sdk::module_file::{read_module, ModuleFileError, WatError};
 
 const EXAMPLES: &str = "\
@@ -112,9 +112,48 @@ fn rejected_json(path: &Path, failure: &Failure, position: Value) -> Value {
     })
 }
 
+/// The longest schema shown on a terminal line, in bytes of compact JSON.
+const MAX_SHOWN_SCHEMA: usize = 240;
+
+/// An intent as `--json` shows it: name and description, and its title and schemas when
+/// declared.
+pub(crate) fn intent_json(intent: &IntentInfo) -> Value {
+    let mut shown = json!({"name": intent.name, "description": intent.description});
+    for (key, value) in [
+        ("title", intent.title.clone().map(Value::String)),
+        ("params", intent.params.clone()),
+        ("result", intent.result.clone()),
+    ] {
+        if let Some(value) = value {
+            shown[key] = value;
+        }
+    }
+    shown
+}
+
+/// A line for each declared title and schema (`NAME params: {...}`), schemas as compact JSON
+/// cut at [`MAX_SHOWN_SCHEMA`] bytes (`--json` shows them whole).
+pub(crate) fn declaration_lines(intents: &[IntentInfo]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for intent in intents {
+        if let Some(title) = &intent.title {
+            lines.push(format!("{} title: {title}", intent.name));
+        }
+        for (what, schema) in [("params", &intent.params), ("result", &intent.result)] {
+            if let Some(schema) = schema {
+                lines.push(format!(
+                    "{} {what}: {}",
+                    intent.name,
+                    tdm_sdk::files::truncated(&schema.to_string(), MAX_SHOWN_SCHEMA)
+                ));
+            }
+        }
+    }
+    lines
+}
+
 fn intents_json(declared: &Declared) -> Value {
-    let list: Vec<Value> =
-        declared.intents().iter().map(|i| json!({"name": i.name, "description": i.description})).collect();
+    let list: Vec<Value> = declared.intents().iter().map(intent_json).collect();
     let problem = match declared {
         Declared::Malformed(why) => Value::from(why.as_str()),
         _ => Value::Null,
@@ -177,6 +216,9 @@ fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy, decla
                 table.row(vec![format!("  {}", intent.name), intent.description.clone()]);
             }
             table.print();
+            for line in declaration_lines(declared.intents()) {
+                outln!("  {line}");
+            }
         }
     }
     outln!("exports:");
