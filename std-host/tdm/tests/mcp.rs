@@ -4,136 +4,18 @@
 //! calls in flight, and bad input of every kind answered with an error while the server goes
 //! on. Every wait is bounded (30 s), so a server that hangs fails the test.
 
+#[path = "support/mcp_stdio.rs"]
+mod mcp_stdio;
 #[path = "support/tdm.rs"]
 mod support;
 
+use mcp_stdio::{error_code, initialize, Mcp};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 use support::{install_approved, package, repo, tdm, text, SPIN};
-
-const PATIENCE: Duration = Duration::from_secs(30);
-
-/// A `tdm mcp` session over pipes.
-struct Mcp {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    messages: Receiver<Value>,
-    /// Every message received so far.
-    seen: std::cell::RefCell<Vec<Value>>,
-}
-
-impl Mcp {
-    fn start(ws: &Path, flags: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
-            .arg("mcp")
-            .args(flags)
-            .env("TDM_WORKSPACE", ws)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tdm mcp starts");
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (sender, messages) = channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let line = line.expect("stdout is UTF-8");
-                let value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-                if sender.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        Self { stdin: child.stdin.take(), child, messages, seen: Default::default() }
-    }
-
-    /// A started session, initialized at the newest revision.
-    fn initialized(ws: &Path, flags: &[&str]) -> Self {
-        let mut mcp = Self::start(ws, flags);
-        let answer = mcp.request(0, "initialize", initialize("2025-11-25"));
-        assert_eq!(answer["result"]["protocolVersion"], "2025-11-25", "{answer}");
-        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
-        mcp
-    }
-
-    fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn send_request(&mut self, id: impl Into<Value>, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params}).to_string());
-    }
-
-    /// The next message that `matches`, within the patience (others are dropped).
-    fn wait_for(&self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
-        let start = Instant::now();
-        loop {
-            let left = PATIENCE.checked_sub(start.elapsed()).unwrap_or_else(|| panic!("no {what} within {PATIENCE:?}"));
-            let message = self.messages.recv_timeout(left).unwrap_or_else(|_| panic!("no {what} within {PATIENCE:?}"));
-            self.seen.borrow_mut().push(message.clone());
-            if matches(&message) {
-                return message;
-            }
-        }
-    }
-
-    /// The answer to request `id`.
-    fn answer(&self, id: impl Into<Value>) -> Value {
-        let id = id.into();
-        self.wait_for(&format!("answer to {id}"), |m| m["id"] == id && m.get("method").is_none())
-    }
-
-    fn request(&mut self, id: impl Into<Value>, method: &str, params: Value) -> Value {
-        let id = id.into();
-        self.send_request(id.clone(), method, params);
-        self.answer(id)
-    }
-
-    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
-        self.request(id, "tools/call", json!({"name": tool, "arguments": arguments}))
-    }
-
-    /// Closes stdin and waits for the exit code (within the patience).
-    fn close(self) -> (Option<i32>, Vec<Value>) {
-        let (code, rest, _) = self.close_and_see();
-        (code, rest)
-    }
-
-    /// [`Mcp::close`], with every message the session sent.
-    fn close_and_see(mut self) -> (Option<i32>, Vec<Value>, Vec<Value>) {
-        drop(self.stdin.take());
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            if start.elapsed() > PATIENCE {
-                let _ = self.child.kill();
-                panic!("tdm mcp did not exit after stdin closed");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        let rest: Vec<Value> = std::iter::from_fn(|| self.messages.recv_timeout(Duration::from_secs(2)).ok()).collect();
-        let mut seen = self.seen.take();
-        seen.extend(rest.iter().cloned());
-        (status.code(), rest, seen)
-    }
-}
-
-fn initialize(version: &str) -> Value {
-    json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "mcp-test", "version": "1"}})
-}
-
-fn error_code(answer: &Value) -> i64 {
-    answer["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {answer}"))
-}
 
 /// A workspace with echo (approved), `spin` (approved) and `pending` (installed only).
 fn workspace(dir: &Path) -> PathBuf {
@@ -451,4 +333,35 @@ fn sigterm_cancels_the_calls_in_flight_and_exits_0() {
     assert_eq!(answer["result"]["structuredContent"]["blockedReason"], "cancelled", "{answer}");
     let (code, _) = mcp.close();
     assert_eq!(code, Some(0), "SIGTERM ends tdm mcp with 0");
+}
+
+#[test]
+fn a_stateless_client_hears_of_tool_changes_on_its_subscription() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    let mut mcp = Mcp::start(&ws, &[]);
+    let listen = |tools: bool| json!({"notifications": {"toolsListChanged": tools}, "_meta": modern(json!({}))});
+    // A filter asking for nothing this server sends is acknowledged empty and ends at once.
+    mcp.send_request("quiet", "subscriptions/listen", listen(false));
+    let ack = mcp.wait_for("an acknowledgment", |m| m["method"] == "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["notifications"], json!({}), "{ack}");
+    assert_eq!(mcp.answer("quiet")["result"]["resultType"], "complete");
+    mcp.send_request("sub", "subscriptions/listen", listen(true));
+    let ack = mcp.wait_for("an acknowledgment", |m| m["method"] == "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["notifications"], json!({"toolsListChanged": true}), "{ack}");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "sub", "{ack}");
+    let out = tdm(&ws, &["revoke", "spin"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let changed = mcp.wait_for("a change", |m| m["method"] == "notifications/tools/list_changed");
+    assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "sub", "{changed}");
+    // A handshake-era session has no such method: it gets list_changed on the session.
+    let mut old = Mcp::initialized(&ws, &[]);
+    let refused = old.request(1, "subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    assert_eq!(error_code(&refused), -32601, "{refused}");
+    old.close();
+    // The stream's result comes when the server ends.
+    let (code, _, seen) = mcp.close_and_see();
+    assert_eq!(code, Some(0));
+    let ended = seen.iter().find(|m| m["id"] == "sub" && m.get("result").is_some());
+    assert!(ended.is_some(), "{seen:?}");
 }

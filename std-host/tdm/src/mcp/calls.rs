@@ -5,6 +5,7 @@
 
 use super::wire::Outbox;
 use crate::terminal::errln;
+use contour_core::BlockedReason;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ use tdm_sdk::intents::audit::Tag;
 use tdm_sdk::intents::Notice;
 use tdm_sdk::operator;
 use tdm_sdk::params::Params;
+use tdm_sdk::schema::Mismatch;
 use tdm_sdk::session::{outputs_of, HostFiles, ModuleCache, Request, Session, SessionOptions};
 use tdm_sdk::traces::write_trace;
 use tdm_sdk::workspace::Workspace;
@@ -341,11 +343,32 @@ impl Call {
             errln!("tdm mcp: could not record the call in the workspace: {e}");
         }
         self.send_notices(&ran.notices);
-        let result = outcome_result(&ran.report.outcome.json, ran.report.outcome.output_json());
+        let result = match self.result_mismatch(&session, &ran.report.outcome) {
+            Some(mismatch) => failed(
+                &format!(
+                    "The plugin's output does not match the result schema `{}` declares: {mismatch}.",
+                    self.tool.intent
+                ),
+                BlockedReason::InvalidResponse.as_str(),
+                BlockedReason::InvalidResponse.recovery_hint(),
+                false,
+            ),
+            None => outcome_result(&ran.report.outcome.json, ran.report.outcome.output_json()),
+        };
         if warm {
             self.shared.keep_warm(&self.tool.plugin, &self.caller, session);
         }
         result
+    }
+
+    /// Why a completed `outcome`'s output breaks the result schema the approved declaration
+    /// gives the intent, if it does (a client checks `structuredContent` against the
+    /// `outputSchema` it was shown).
+    fn result_mismatch(&self, session: &Session, outcome: &contour_core::Outcome) -> Option<Mismatch> {
+        let intent = session.declared().intents().iter().find(|intent| intent.name == self.tool.intent)?;
+        let schema = intent.result_schema()?;
+        let output: Value = serde_json::from_str(outcome.output_json()?).ok()?;
+        schema.validate(&output).err()
     }
 
     /// Makes `cancel` (a warm session's own flag) the one `notifications/cancelled` sets for this

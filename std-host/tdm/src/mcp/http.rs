@@ -128,6 +128,7 @@ pub fn serve(addr: SocketAddr, token: Option<String>, served: &Arc<Server>) -> R
         .map_or_else(|_| Vec::new(), |mut map| map.drain().map(|(_, entry)| entry.session).collect());
     for session in sessions.iter().chain([&http.stateless]) {
         session.calls.cancel_all_and_wait();
+        session.end_listeners();
     }
     Ok(())
 }
@@ -202,8 +203,8 @@ impl Http {
                 Ok(messages) => Answer::Stream(messages),
                 Err(response) => Answer::Once(response),
             },
+            Ok(()) if *request.method() == Method::Post => self.post(request),
             Ok(()) => Answer::Once(match request.method() {
-                Method::Post => self.post(request),
                 Method::Delete => self.delete(request),
                 _ => with_header(plain(405, "Method Not Allowed: POST, GET or DELETE."), "Allow", "POST, GET, DELETE"),
             }),
@@ -263,27 +264,35 @@ impl Http {
         }
     }
 
-    fn post(&self, request: &mut Request) -> Response<Body> {
+    fn post(&self, request: &mut Request) -> Answer {
         if request.body_length().is_some_and(|len| len > wire::MAX_MESSAGE_BYTES) {
-            return rpc_error(413, code::INVALID_REQUEST, "Payload Too Large: a message is at most 4 MiB.");
+            return Answer::Once(rpc_error(
+                413,
+                code::INVALID_REQUEST,
+                "Payload Too Large: a message is at most 4 MiB.",
+            ));
         }
         let mut body = Vec::new();
         let limit = wire::MAX_MESSAGE_BYTES as u64 + 1;
         if request.as_reader().take(limit).read_to_end(&mut body).is_err() {
-            return plain(400, "Bad Request: the body could not be read.");
+            return Answer::Once(plain(400, "Bad Request: the body could not be read."));
         }
         if body.len() > wire::MAX_MESSAGE_BYTES {
-            return rpc_error(413, code::INVALID_REQUEST, "Payload Too Large: a message is at most 4 MiB.");
+            return Answer::Once(rpc_error(
+                413,
+                code::INVALID_REQUEST,
+                "Payload Too Large: a message is at most 4 MiB.",
+            ));
         }
         let incoming = wire::classify(&body);
         let opens = matches!(&incoming, Incoming::Request { method, .. } if method == "initialize")
             && header_of(request, "Mcp-Session-Id").is_none();
         if let Incoming::Refused { id, code, message } = &incoming {
             // A message that is not one gets its JSON-RPC error whatever the session.
-            return json_response(
+            return Answer::Once(json_response(
                 400,
                 &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
-            );
+            ));
         }
         // A 2026-07-28 request names its revision in `_meta` (and the header must agree); it
         // needs no session.
@@ -297,7 +306,7 @@ impl Http {
             if said != header {
                 let why =
                     "Bad Request: the MCP-Protocol-Version header and the request's _meta name different revisions.";
-                return rpc_error(400, code::INVALID_REQUEST, why);
+                return Answer::Once(rpc_error(400, code::INVALID_REQUEST, why));
             }
         }
         let (id, session) = if opens {
@@ -310,11 +319,17 @@ impl Http {
         } else {
             match self.session_of(request) {
                 Ok(found) => found,
-                Err(response) => return response,
+                Err(response) => return Answer::Once(response),
             }
         };
+        let listens = matches!(&incoming, Incoming::Request { method, .. } if method == "subscriptions/listen");
         let (sender, messages) = channel();
         let _ = session.handle(incoming, &Outbox::channel(sender));
+        if listens {
+            // A subscription's stream stays open: its acknowledgment, each change, and its
+            // result when the server ends.
+            return Answer::Stream(messages);
+        }
         let messages: Vec<Value> = messages.iter().collect();
         let answer = match messages.as_slice() {
             [] => plain(202, ""),
@@ -326,9 +341,9 @@ impl Http {
             }
         };
         if opens {
-            return with_header(answer, "Mcp-Session-Id", &id);
+            return Answer::Once(with_header(answer, "Mcp-Session-Id", &id));
         }
-        answer
+        Answer::Once(answer)
     }
 
     /// Opens a session, ending the least recently used when [`MAX_SESSIONS`] are open.
@@ -376,8 +391,10 @@ impl Http {
         plain(200, "")
     }
 
-    /// Tells every initialized session with an open stream that the tools changed.
+    /// Tells every initialized session with an open stream, and every open
+    /// `subscriptions/listen` stream, that the tools changed.
     fn list_changed(&self) {
+        self.stateless.tools_changed();
         let Ok(mut sessions) = self.sessions.lock() else { return };
         for entry in sessions.values_mut() {
             if !entry.session.is_initialized() {

@@ -10,6 +10,7 @@ use super::wire::{code, Incoming, Outbox};
 use crate::terminal::errln;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use tdm_sdk::catalogue::{approved_tools, tool_named, Tool};
 use tdm_sdk::files::truncated;
 use tdm_sdk::workspace::Workspace;
@@ -23,6 +24,9 @@ pub const STATELESS_VERSION: &str = "2026-07-28";
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+/// The most `subscriptions/listen` streams one session keeps open.
+pub const MAX_LISTENERS: usize = 16;
 /// What the server says of itself.
 const INSTRUCTIONS: &str = "Each tool is one intent of a WebAssembly plugin an operator approved; it runs sandboxed within its approved limits and permissions, and every host call is audited.";
 
@@ -80,6 +84,9 @@ pub struct McpSession {
     /// Its calls.
     pub calls: Calls,
     initialized: AtomicBool,
+    /// The open `subscriptions/listen` streams (2026-07-28) that asked for tool changes: the
+    /// request's id and where its stream goes.
+    listeners: Mutex<Vec<(Value, Outbox)>>,
 }
 
 impl McpSession {
@@ -93,7 +100,61 @@ impl McpSession {
             only: server.only.clone(),
             calls,
             initialized: AtomicBool::new(false),
+            listeners: Mutex::default(),
         }
+    }
+
+    /// Tells each open `subscriptions/listen` stream that the tools changed; a stream whose
+    /// client is gone is dropped.
+    pub fn tools_changed(&self) {
+        if let Ok(mut listeners) = self.listeners.lock() {
+            listeners.retain(|(id, outbox)| {
+                let meta = json!({"_meta": {META_SUBSCRIPTION: id}});
+                outbox.notify("notifications/tools/list_changed", meta).is_ok()
+            });
+        }
+    }
+
+    /// Ends every open `subscriptions/listen` stream gracefully (its request's result).
+    pub fn end_listeners(&self) {
+        let ended: Vec<(Value, Outbox)> = self.listeners.lock().map(|mut l| l.drain(..).collect()).unwrap_or_default();
+        for (id, outbox) in ended {
+            let _ = outbox.result(&id, json!({}));
+        }
+    }
+
+    /// `subscriptions/listen`: acknowledged at once with what is honored (tool changes only:
+    /// the server has no prompts or resources), then kept open; the answer comes when the
+    /// server ends, or never when the client cancels it.
+    fn listen(&self, id: Value, params: &Value, outbox: &Outbox) -> std::io::Result<()> {
+        let wants_tools = params["notifications"]["toolsListChanged"] == true;
+        let honored = if wants_tools { json!({"toolsListChanged": true}) } else { json!({}) };
+        if wants_tools {
+            let Ok(mut listeners) = self.listeners.lock() else {
+                return outbox.error(&id, code::INTERNAL, "Internal error: the listeners cannot be reached.");
+            };
+            if listeners.len() >= MAX_LISTENERS {
+                let why =
+                    format!("Server busy: {MAX_LISTENERS} subscriptions are open, the most one session may hold.");
+                return outbox.error(&id, code::BUSY, &why);
+            }
+            listeners.push((id.clone(), outbox.clone()));
+        }
+        let ack = json!({"notifications": honored, "_meta": {META_SUBSCRIPTION: id}});
+        outbox.notify("notifications/subscriptions/acknowledged", ack)?;
+        if !wants_tools {
+            // Nothing to hear of: the stream ends at once.
+            return outbox.result(&id, json!({}));
+        }
+        Ok(())
+    }
+
+    /// Whether `id` names an open `subscriptions/listen` stream, which a cancel then closes.
+    fn stop_listening(&self, id: &Value) -> bool {
+        let Ok(mut listeners) = self.listeners.lock() else { return false };
+        let before = listeners.len();
+        listeners.retain(|(listening, _)| listening != id);
+        listeners.len() != before
     }
 
     /// Whether `initialize` was answered.
@@ -106,7 +167,7 @@ impl McpSession {
         match incoming {
             Incoming::Request { id, method, params } => self.request(id, &method, &params, outbox),
             Incoming::Notification { method, params } => {
-                if method == "notifications/cancelled" {
+                if method == "notifications/cancelled" && !self.stop_listening(&params["requestId"]) {
                     self.calls.cancel(&params["requestId"]);
                 }
                 Ok(())
@@ -117,7 +178,15 @@ impl McpSession {
     }
 
     fn request(&self, id: Value, method: &str, params: &Value, outbox: &Outbox) -> std::io::Result<()> {
-        let known = ["initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover"];
+        let known = [
+            "initialize",
+            "ping",
+            "tools/list",
+            "tools/call",
+            "logging/setLevel",
+            "server/discover",
+            "subscriptions/listen",
+        ];
         if !known.contains(&method) {
             let why = format!("Method not found: `{}`.", truncated(method, QUOTED_BYTES));
             return outbox.error(&id, code::METHOD_NOT_FOUND, &why);
@@ -138,6 +207,7 @@ impl McpSession {
                 "server/discover" => outbox.result(&id, discover()),
                 "tools/list" => self.list(id, params, &outbox, true),
                 "tools/call" => self.call(id, params, &outbox, Some(asker)),
+                "subscriptions/listen" => self.listen(id, params, &outbox),
                 _ => {
                     let why = format!("Method not found: `{method}` is not part of MCP {STATELESS_VERSION}.");
                     outbox.error(&id, code::METHOD_NOT_FOUND, &why)
@@ -180,6 +250,10 @@ impl McpSession {
                 None => outbox.error(&id, code::INVALID_PARAMS, "Invalid params: `level` is not an MCP log level."),
             },
             "tools/list" => self.list(id, params, outbox, false),
+            "subscriptions/listen" => {
+                let why = format!("Method not found: `subscriptions/listen` is part of MCP {STATELESS_VERSION}; this session handshook an older revision, whose notifications/tools/list_changed it gets.");
+                outbox.error(&id, code::METHOD_NOT_FOUND, &why)
+            }
             _ => self.call(id, params, outbox, None),
         }
     }
@@ -254,18 +328,36 @@ impl McpSession {
     }
 }
 
-/// A tool as `tools/list` lists it.
+/// A tool as `tools/list` lists it: its title and description as declared (or made from its
+/// plugin and intent), its declared params schema as `inputSchema` (MCP passes arguments as an
+/// object: `{"type": "object"}` when none is declared, and `"type": "object"` added to a
+/// declared one that names no type), its declared result schema as `outputSchema` when that
+/// describes objects (what MCP's `structuredContent` is).
 fn tool_json(tool: &Tool) -> Value {
     let description = if tool.description.is_empty() {
         format!("Intent `{}` of plugin {} {}.", tool.intent, tool.plugin, tool.version)
     } else {
         tool.description.clone()
     };
-    json!({
+    let title = tool.title.clone().unwrap_or_else(|| format!("{} ({} {})", tool.intent, tool.plugin, tool.version));
+    let input = match &tool.params {
+        Some(Value::Object(schema)) if !schema.contains_key("type") => {
+            let mut schema = schema.clone();
+            schema.insert("type".into(), json!("object"));
+            Value::Object(schema)
+        }
+        Some(schema @ Value::Object(_)) => schema.clone(),
+        _ => json!({"type": "object"}),
+    };
+    let mut listed = json!({
         "name": tool.name,
-        "title": format!("{} ({} {})", tool.intent, tool.plugin, tool.version),
+        "title": title,
         "description": description,
-        "inputSchema": {"type": "object"},
+        "inputSchema": input,
         "annotations": {"openWorldHint": tool.open_world},
-    })
+    });
+    if let Some(output) = tool.result.as_ref().filter(|schema| schema.get("type") == Some(&json!("object"))) {
+        listed["outputSchema"] = output.clone();
+    }
+    listed
 }

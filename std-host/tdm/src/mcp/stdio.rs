@@ -21,6 +21,7 @@ pub fn serve(session: &Arc<McpSession>, server: &Server) {
         if notified.0.is_initialized() {
             let _ = notified.1.notify("notifications/tools/list_changed", json!({}));
         }
+        notified.0.tools_changed();
     });
     let (lines, incoming) = sync_channel::<std::io::Result<Line>>(1);
     let _ = std::thread::Builder::new().name("tdm-mcp-stdin".into()).spawn(move || {
@@ -61,4 +62,5 @@ pub fn serve(session: &Arc<McpSession>, server: &Server) {
         }
     }
     session.calls.cancel_all_and_wait();
+    session.end_listeners();
 }
