@@ -72,7 +72,9 @@ tdm_response tdm_handle(const char *method, size_t method_len, const char *param
 
 /* TDM_INTENTS("[{\"name\":\"get\",\"description\":\"Answers the count.\"}]") writes that JSON
  * into the module's custom section `tdm.intents`, which `tdm inspect` and the `tdm repl`
- * (`:intents`, Tab completion) show. Use it once per plugin, at file scope, with ONE string
+ * (`:intents`, Tab completion) show. An entry may also carry a `title` and the JSON Schemas
+ * (2020-12) of its `params` and `result` (examples/c/hello/hello.c), which `tdm mcp` lists as a
+ * tool's inputSchema and outputSchema. Use it once per plugin, at file scope, with ONE string
  * literal (no adjacent literals: the literal is handed to the assembler as written, whose
  * `.ascii` reads the same escapes as C). It is emitted with file-scope assembly because clang
  * 14 turns a section attribute into a data segment, not a custom section; wasm-ld keeps it,

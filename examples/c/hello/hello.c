@@ -7,7 +7,7 @@
  * compile to nothing unless the module is built with -DTDM_FUEL_MARKS. */
 #include "tdm_plugin.h"
 
-TDM_INTENTS("[{\"name\":\"greet\",\"description\":\"Answers {\\\"greeting\\\": \\\"Hello, NAME!\\\"} for {\\\"name\\\": NAME}.\"}]");
+TDM_INTENTS("[{\"name\":\"greet\",\"title\":\"Greet someone\",\"description\":\"Answers {\\\"greeting\\\": \\\"Hello, NAME!\\\"} for {\\\"name\\\": NAME}.\",\"params\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"minLength\":1}},\"required\":[\"name\"]},\"result\":{\"type\":\"object\",\"properties\":{\"greeting\":{\"type\":\"string\"}},\"required\":[\"greeting\"]}}]");
 
 static bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';

@@ -17,7 +17,7 @@
 // Build with `--runtime minimal --use abort= --noAssert` (see examples/assemblyscript/*/asconfig.json).
 // To declare the plugin's intents where `tdm inspect` and `tdm repl` find them (the custom
 // section `tdm.intents`, docs/ABI.md section 1a), put `tdm-intents.json` ([{"name",
-// "description"}]) in the plugin's folder and add the SDK's transform to asconfig.json:
+// "description", "title", "params", "result"}], the last two JSON Schemas) in the plugin's folder and add the SDK's transform to asconfig.json:
 // `"transform": ["<path to>/sdk/assemblyscript/transform/intents.mjs"]`.
 //
 // What an intent costs: Contour interprets the plugin and charges about one fuel per instruction,

@@ -1,7 +1,8 @@
 // An asc transform that writes a plugin's intents into the module's custom section
 // `tdm.intents` (docs/ABI.md section 1a), so `tdm inspect` and `tdm repl` show them for the bare
 // module. The intents are read from `tdm-intents.json` next to the entry file or in its parent
-// folder (the plugin's folder): a JSON array of {"name", "description"}. The file is checked
+// folder (the plugin's folder): a JSON array of {"name", "description", "title", "params",
+// "result"} (all but `name` optional; `params` and `result` JSON Schemas). The file is checked
 // here (a build error names what is wrong), so a plugin never ships a declaration the host
 // refuses. Use it with `"transform": ["<path to>/sdk/assemblyscript/transform/intents.mjs"]` in
 // asconfig.json (or `--transform` on the command line).
@@ -25,6 +26,15 @@ function check(intents, file) {
     seen.add(intent.name);
     if (intent.description !== undefined && typeof intent.description !== "string") {
       throw new Error(`${at}: \`description\` must be a string`);
+    }
+    if (intent.title !== undefined && typeof intent.title !== "string") {
+      throw new Error(`${at}: \`title\` must be a string`);
+    }
+    for (const key of ["params", "result"]) {
+      const schema = intent[key];
+      if (schema !== undefined && typeof schema !== "boolean" && (typeof schema !== "object" || schema === null || Array.isArray(schema))) {
+        throw new Error(`${at}: \`${key}\` must be a JSON Schema (an object or a boolean)`);
+      }
     }
   });
 }

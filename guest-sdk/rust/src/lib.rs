@@ -86,21 +86,35 @@ pub use serde_json;
 ///
 /// ```ignore
 /// tdm_plugin::plugin! {
-///     "greet" => greet,
+///     "greet" => greet {
+///         title: "Greet someone",
+///         description: "Answers {\"greeting\": \"Hello, NAME!\"}.",
+///         params: r#"{"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}"#,
+///         result: r#"{"type": "object", "properties": {"greeting": {"type": "string"}}}"#,
+///     },
 ///     "echo" => echo,
 /// }
 /// ```
 ///
+/// An intent may declare, each optional and in any order: `title` and `description` (plain
+/// string literals: their escapes must be JSON's too, so `\"`, `\\`, `\n`, `\t`, not `\u{..}`),
+/// and `params` and `result`, JSON Schemas (2020-12) as string literals holding their JSON
+/// (raw strings read best). `tdm inspect` shows them, an MCP client sees them as the tool's
+/// `inputSchema` and `outputSchema`; a package's `plugin.toml` repeats them for the operator to
+/// approve (docs/ABI.md section 1a).
+///
 /// The macro defines one `#[no_mangle]` function (`__tdm_plugin_dispatch`), which the SDK's
 /// `tdm_plugin_execute_intent` export calls; it contains no `unsafe` block. On wasm32 it also
-/// writes the intent names into the module's `tdm.intents` custom section
-/// (`[{"name": ...}, ...]`, docs/ABI.md section 1a), which `tdm inspect` and `tdm repl` show.
+/// writes the declarations into the module's `tdm.intents` custom section
+/// (`[{"name": ..., "description": ..., "params": ...}, ...]`).
 #[macro_export]
 macro_rules! plugin {
-    ($($name:literal => $handler:path),+ $(,)?) => {
-        /// `,{"name":"a"},{"name":"b"}`: the declared intents, a comma ahead of each.
+    ($($name:literal => $handler:path $({ $($key:ident : $value:literal),* $(,)? })?),+ $(,)?) => {
+        /// `,{"name":"a",...},{"name":"b"}`: the declared intents, a comma ahead of each.
         #[cfg(target_arch = "wasm32")]
-        const __TDM_INTENTS_JSON: &str = concat!($(",{\"name\":", stringify!($name), "}"),+);
+        const __TDM_INTENTS_JSON: &str = concat!(
+            $(",{\"name\":", stringify!($name), $($($crate::__intent_member!($key $value),)*)? "}"),+
+        );
         /// The `tdm.intents` section: `[` and the list without its first comma, then `]`.
         #[cfg(target_arch = "wasm32")]
         #[unsafe(link_section = "tdm.intents")]
@@ -125,5 +139,24 @@ macro_rules! plugin {
                 _ => $crate::__unknown_intent(method, &[$($name),+]),
             }
         }
+    };
+}
+
+/// One member of an intent's declaration in the `tdm.intents` section (used by [`plugin!`]):
+/// `title` and `description` as JSON strings, `params` and `result` as the JSON they hold.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __intent_member {
+    (title $value:literal) => {
+        concat!(",\"title\":", stringify!($value))
+    };
+    (description $value:literal) => {
+        concat!(",\"description\":", stringify!($value))
+    };
+    (params $value:literal) => {
+        concat!(",\"params\":", $value)
+    };
+    (result $value:literal) => {
+        concat!(",\"result\":", $value)
     };
 }

@@ -402,6 +402,20 @@ fn declared(name: &str) -> Value {
 }
 
 #[test]
+fn the_hellos_declare_the_schemas_their_plugin_toml_lists() {
+    for name in ["hello-c", "hello-as"] {
+        let declared = declared(name);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/packages").join(name);
+        let package = tdm_sdk::package::Package::read(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let intent = &package.manifest.intents[0];
+        assert!(intent.params.is_some() && intent.result.is_some() && intent.title.is_some(), "{name}");
+        assert_eq!(declared[0]["title"], serde_json::json!(intent.title), "{name}");
+        assert_eq!(declared[0]["params"], serde_json::json!(intent.params), "{name}");
+        assert_eq!(declared[0]["result"], serde_json::json!(intent.result), "{name}");
+    }
+}
+
+#[test]
 fn the_c_and_assemblyscript_sdks_declare_the_intents_plugin_toml_lists() {
     let counter = declared("counter");
     assert_eq!(counter[0]["name"], "increment");

@@ -342,5 +342,28 @@ fn the_rust_sdk_declares_the_intents_plugin_toml_lists() {
         let mut listed_sorted = listed[1..].to_vec();
         listed_sorted.sort_unstable();
         assert_eq!(declared_sorted, listed_sorted, "{name}");
+        same_declarations(name, &report["intents"]["declared"]);
+    }
+    // hello declares a title and both schemas through the macro, as its plugin.toml does.
+    let out = tdm(&["inspect", &module("hello").display().to_string(), "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("inspect --json is JSON");
+    let greet = &report["intents"]["declared"][0];
+    assert_eq!(greet["title"], "Greet someone", "{greet}");
+    assert_eq!(greet["params"]["required"], serde_json::json!(["name"]), "{greet}");
+    assert_eq!(greet["result"]["required"], serde_json::json!(["greeting"]), "{greet}");
+}
+
+/// Each intent the built package `name` declares in plugin.toml has the same title,
+/// description and schemas in the module's section (`declared`, as `tdm inspect --json` shows it).
+fn same_declarations(name: &str, declared: &Value) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/packages").join(name);
+    let package = tdm_sdk::package::Package::read(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for intent in &package.manifest.intents {
+        let shown = declared.as_array().unwrap().iter().find(|d| d["name"] == intent.name.as_str());
+        let shown = shown.unwrap_or_else(|| panic!("{name}: `{}` is not in the section: {declared}", intent.name));
+        let field = |key: &str| shown.get(key).cloned().unwrap_or(Value::Null);
+        assert_eq!(field("title"), serde_json::json!(intent.title), "{name}/{}", intent.name);
+        assert_eq!(field("params"), serde_json::json!(intent.params), "{name}/{}", intent.name);
+        assert_eq!(field("result"), serde_json::json!(intent.result), "{name}/{}", intent.name);
     }
 }

@@ -31,4 +31,11 @@ fn greet(params: GreetParams) -> Result<Greeting, Failure> {
     Ok(Greeting { greeting: format!("Hello, {name}!") })
 }
 
-tdm_plugin::plugin! { "greet" => greet }
+tdm_plugin::plugin! {
+    "greet" => greet {
+        title: "Greet someone",
+        description: "Answers {\"greeting\": \"Hello, NAME!\"} for params {\"name\": NAME}.",
+        params: r#"{"type": "object", "properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]}"#,
+        result: r#"{"type": "object", "properties": {"greeting": {"type": "string"}}, "required": ["greeting"]}"#,
+    },
+}
