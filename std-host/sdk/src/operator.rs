@@ -322,9 +322,20 @@ pub fn record_last_call(
     id: &str,
     last: crate::workspace::LastCall,
 ) -> Result<(), OperatorError> {
+    record_last_calls(workspace, vec![(id.to_string(), last)])
+}
+
+/// Records several plugins' last calls in one state update (a server that runs many calls
+/// writes them together); a plugin no longer installed is skipped.
+pub fn record_last_calls(
+    workspace: &Workspace,
+    calls: Vec<(String, crate::workspace::LastCall)>,
+) -> Result<(), OperatorError> {
     workspace.update(|state| {
-        if let Some(plugin) = state.plugins.get_mut(id) {
-            plugin.last_call = Some(last);
+        for (id, last) in calls {
+            if let Some(plugin) = state.plugins.get_mut(&id) {
+                plugin.last_call = Some(last);
+            }
         }
         Ok(())
     })?;

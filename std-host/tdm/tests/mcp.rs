@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use support::{install_approved, package, repo, tdm, text, SPIN};
 
 /// A workspace with echo (approved), `spin` (approved) and `pending` (installed only).
@@ -364,4 +364,67 @@ fn a_stateless_client_hears_of_tool_changes_on_its_subscription() {
     assert_eq!(code, Some(0));
     let ended = seen.iter().find(|m| m["id"] == "sub" && m.get("result").is_some());
     assert!(ended.is_some(), "{seen:?}");
+}
+
+#[test]
+fn a_fresh_instance_prepared_ahead_never_outlives_its_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    let mut mcp = Mcp::initialized(&ws, &[]);
+    let first = mcp.call(1, "echo__greet", json!({"name": "Ada"}));
+    assert_eq!(first["result"]["structuredContent"], json!({"name": "Ada"}), "{first}");
+    // After a call, the server prepares the next call's instance of echo 1.0.0 (well within
+    // this pause); a new version is installed and approved meanwhile.
+    std::thread::sleep(Duration::from_secs(1));
+    let v2 = package(dir.path(), "echo-v2", "echo", support::OK, &[("greet", "Answers ok.")], "");
+    let manifest = std::fs::read_to_string(v2.join("plugin.toml")).unwrap();
+    std::fs::write(v2.join("plugin.toml"), manifest.replace("version = \"1.0.0\"", "version = \"2.0.0\"")).unwrap();
+    install_approved(&ws, &v2);
+    let second = mcp.call(2, "echo__greet", json!({"name": "Ada"}));
+    assert_eq!(second["result"]["structuredContent"], json!({"ok": true}), "the approved version runs: {second}");
+    // The same for a revoke: the instance prepared for 2.0.0 is refused with it.
+    std::thread::sleep(Duration::from_secs(1));
+    let out = tdm(&ws, &["revoke", "echo"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let third = mcp.call(3, "echo__greet", json!({}));
+    assert_eq!(third["result"]["structuredContent"]["blockedReason"], "not_approved", "{third}");
+    mcp.close();
+}
+
+#[test]
+fn a_call_reopened_after_its_prepared_instance_went_stale_is_still_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    let mut mcp = Mcp::initialized(&ws, &[]);
+    let spin_state = |ws: &Path| {
+        let status: Value = serde_json::from_slice(&tdm(ws, &["workspace", "status", "--json"], b"").stdout).unwrap();
+        status["plugins"].as_array().unwrap().iter().find(|p| p["id"] == "spin").unwrap()["lastCall"].clone()
+    };
+    // A first call, cancelled: the server then prepares spin's next instance.
+    mcp.send_request(1, "tools/call", json!({"name": "spin__spin", "arguments": {}}));
+    std::thread::sleep(Duration::from_millis(200));
+    mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}).to_string());
+    std::thread::sleep(Duration::from_secs(1));
+    let first = spin_state(&ws);
+    assert_eq!(first["blockedReason"], "cancelled", "{first}");
+    // Approved again: the prepared instance is stale, the call opens spin afresh, and the
+    // cancel must reach that session.
+    for command in [&["revoke", "spin"][..], &["approve", "spin", "--yes"]] {
+        let out = tdm(&ws, command, b"");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    mcp.send_request(2, "tools/call", json!({"name": "spin__spin", "arguments": {}}));
+    std::thread::sleep(Duration::from_millis(300));
+    mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}).to_string());
+    let start = Instant::now();
+    loop {
+        let now = spin_state(&ws);
+        if now != first {
+            assert_eq!(now["blockedReason"], "cancelled", "not at its 5 s deadline: {now}");
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(4), "the second call was not cancelled: {now}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    mcp.close();
 }

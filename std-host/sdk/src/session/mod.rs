@@ -41,6 +41,7 @@ mod host_files;
 mod modules;
 mod ran;
 mod replay;
+mod spares;
 mod wasi_command;
 
 pub use command::{command_environment, CommandOutput};
@@ -49,6 +50,7 @@ pub use host_files::{outputs_of, HostFiles};
 pub use modules::{ModuleCache, MAX_CACHED_MODULES};
 pub use ran::{raw_method, RawRequestError, Request, RunReport};
 pub use replay::{ReplayError, ReplayOptions, ReplayRun};
+pub use spares::{Spares, MAX_SPARES};
 pub use wasi_command::{CommandError, CommandOptions, CommandRequest, CommandRun, CommandSession};
 
 /// The byte cap of one `dist.read` answer.

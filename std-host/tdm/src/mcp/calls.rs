@@ -3,6 +3,8 @@
 //! workspace), in a fresh instance on a thread of its own, at most `workers` at once and
 //! `max_in_flight` held, each with the cancel handle `notifications/cancelled` sets.
 
+use super::last_calls::LastCalls;
+use super::threads::{Job, Threads};
 use super::wire::Outbox;
 use crate::terminal::errln;
 use contour_core::BlockedReason;
@@ -11,15 +13,13 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
 use tdm_sdk::catalogue::Tool;
 use tdm_sdk::environment::{Cancel, CANCEL_POLL};
 use tdm_sdk::intents::audit::Tag;
 use tdm_sdk::intents::Notice;
-use tdm_sdk::operator;
 use tdm_sdk::params::Params;
 use tdm_sdk::schema::Mismatch;
-use tdm_sdk::session::{outputs_of, HostFiles, ModuleCache, Request, Session, SessionOptions};
+use tdm_sdk::session::{outputs_of, HostFiles, ModuleCache, Request, RunReport, Session, SessionOptions, Spares};
 use tdm_sdk::traces::write_trace;
 use tdm_sdk::workspace::Workspace;
 
@@ -32,6 +32,9 @@ struct Flight {
     cancel: Cancel,
     withheld: bool,
 }
+
+/// A session's calls in flight by request id, and the signal that one ended.
+type InFlight = Arc<(Mutex<HashMap<String, Flight>>, Condvar)>;
 
 /// Who asks for one call and the log level they want, when a request says so itself (MCP
 /// 2026-07-28) rather than the session.
@@ -64,19 +67,33 @@ pub fn workers(count: usize) -> Workers {
 type Pool = Arc<Mutex<HashMap<(String, Option<String>), Vec<Session>>>>;
 
 /// What every session's calls share: the worker slots, the compiled modules (so a fresh
-/// instance does not compile again), and the warm instances of the plugins named by `--warm`.
+/// instance does not compile again), the fresh instances prepared ahead of calls, and the warm
+/// instances of the plugins named by `--warm`.
 #[derive(Clone)]
 pub struct Shared {
     workers: Workers,
     modules: ModuleCache,
+    spares: Spares,
     warm: Arc<Vec<String>>,
     pool: Pool,
+    /// The calls' figures, written to the workspace together.
+    pub last_calls: LastCalls,
+    /// The threads calls run on.
+    threads: Threads,
 }
 
 impl Shared {
     /// Calls on `workers`; the plugins in `warm` reuse instances between calls.
     pub fn new(workers: Workers, warm: Vec<String>) -> Self {
-        Self { workers, modules: ModuleCache::new(), warm: Arc::new(warm), pool: Pool::default() }
+        Self {
+            workers,
+            modules: ModuleCache::new(),
+            spares: Spares::new(),
+            warm: Arc::new(warm),
+            pool: Pool::default(),
+            last_calls: LastCalls::default(),
+            threads: Threads::default(),
+        }
     }
 
     /// A warm session of `plugin` opened for `caller`, if one is idle.
@@ -102,10 +119,9 @@ const MAX_WARM_PER_PLUGIN: usize = 4;
 
 /// The calls of one session.
 pub struct Calls {
-    in_flight: Arc<Mutex<HashMap<String, Flight>>>,
+    in_flight: InFlight,
     shared: Shared,
     max_in_flight: usize,
-    threads: Mutex<Vec<JoinHandle<()>>>,
     /// The lowest MCP log level the client wants (index into [`LEVELS`]).
     pub log_level: Arc<AtomicU8>,
     workspace: PathBuf,
@@ -113,6 +129,11 @@ pub struct Calls {
     pub client: Arc<Mutex<Option<String>>>,
     /// Where each call's trace is written (`--record-dir`), if anywhere.
     pub record_dir: Option<PathBuf>,
+    /// Whether a started call waits in [`Calls::take_ready`] for its reader to run it (stdio:
+    /// the thread that read the call runs it, and hands the reading on) instead of going to a
+    /// thread of its own.
+    pub inline: bool,
+    ready: Mutex<Option<Job>>,
 }
 
 impl Calls {
@@ -123,12 +144,23 @@ impl Calls {
             in_flight: Arc::default(),
             shared,
             max_in_flight,
-            threads: Mutex::default(),
             log_level: Arc::new(AtomicU8::new(1)),
             workspace,
             client: Arc::default(),
             record_dir: None,
+            inline: false,
+            ready: Mutex::default(),
         }
+    }
+
+    /// The call the last message started, to run on this thread (when [`Calls::inline`]).
+    pub fn take_ready(&self) -> Option<Job> {
+        self.ready.lock().ok()?.take()
+    }
+
+    /// Runs `job` on one of the calls' threads (`name`d when it is a new one).
+    pub fn spawn(&self, name: &str, job: Job) -> std::io::Result<()> {
+        self.shared.threads.run(name, job)
     }
 
     /// Starts `tool` with `arguments` as request `id`; its answer goes to `outbox` when it ends.
@@ -143,7 +175,7 @@ impl Calls {
         let key = id.to_string();
         let cancel = Cancel::new();
         {
-            let mut in_flight = self.in_flight.lock().map_err(|_| NotStarted::Busy(self.max_in_flight))?;
+            let mut in_flight = self.in_flight.0.lock().map_err(|_| NotStarted::Busy(self.max_in_flight))?;
             if in_flight.contains_key(&key) {
                 return Err(NotStarted::IdInUse);
             }
@@ -173,28 +205,26 @@ impl Calls {
             record_dir: self.record_dir.clone(),
         };
         let key = call.key.clone();
-        let spawned = std::thread::Builder::new().name("tdm-mcp-call".into()).spawn(move || call.run());
-        match spawned {
-            Ok(handle) => {
-                if let Ok(mut threads) = self.threads.lock() {
-                    threads.retain(|t| !t.is_finished());
-                    threads.push(handle);
-                }
-                Ok(())
+        if self.inline {
+            if let Ok(mut ready) = self.ready.lock() {
+                *ready = Some(Box::new(move || call.run()));
+                return Ok(());
             }
-            Err(_) => {
-                // No thread, no call: its place in flight is given back.
-                if let Ok(mut in_flight) = self.in_flight.lock() {
-                    in_flight.remove(&key);
-                }
-                Err(NotStarted::Busy(self.max_in_flight))
-            }
+            return Err(NotStarted::Busy(self.max_in_flight));
         }
+        if self.shared.threads.run("tdm-mcp-call", Box::new(move || call.run())).is_err() {
+            // No thread, no call: its place in flight is given back.
+            if let Ok(mut in_flight) = self.in_flight.0.lock() {
+                in_flight.remove(&key);
+            }
+            return Err(NotStarted::Busy(self.max_in_flight));
+        }
+        Ok(())
     }
 
     /// Cancels the call with request id `id` (if it is in flight); its answer is withheld.
     pub fn cancel(&self, id: &Value) {
-        if let Ok(mut in_flight) = self.in_flight.lock() {
+        if let Ok(mut in_flight) = self.in_flight.0.lock() {
             if let Some(flight) = in_flight.get_mut(&id.to_string()) {
                 flight.withheld = true;
                 flight.cancel.set();
@@ -204,14 +234,16 @@ impl Calls {
 
     /// Cancels every call in flight and waits for them to end (the session is over).
     pub fn cancel_all_and_wait(&self) {
-        if let Ok(in_flight) = self.in_flight.lock() {
-            for flight in in_flight.values() {
-                flight.cancel.set();
-            }
+        let (calls, ended) = &*self.in_flight;
+        let Ok(mut in_flight) = calls.lock() else { return };
+        for flight in in_flight.values() {
+            flight.cancel.set();
         }
-        let threads = self.threads.lock().map(|mut t| std::mem::take(&mut *t)).unwrap_or_default();
-        for thread in threads {
-            let _ = thread.join();
+        while !in_flight.is_empty() {
+            in_flight = match ended.wait(in_flight) {
+                Ok(in_flight) => in_flight,
+                Err(_) => return,
+            };
         }
     }
 }
@@ -223,7 +255,7 @@ struct Call {
     tool: Tool,
     arguments: Map<String, Value>,
     cancel: Cancel,
-    in_flight: Arc<Mutex<HashMap<String, Flight>>>,
+    in_flight: InFlight,
     shared: Shared,
     /// The lowest level of log lines sent (`None`: none are).
     log_level: Option<usize>,
@@ -242,10 +274,62 @@ impl Call {
         } else {
             failed("The call was cancelled before it started.", "cancelled", "Call the tool again.", true)
         };
-        let withheld = self.in_flight.lock().ok().and_then(|mut f| f.remove(&self.key)).is_some_and(|f| f.withheld);
+        let (calls, ended) = &*self.in_flight;
+        let withheld = calls.lock().ok().and_then(|f| f.get(&self.key).map(|f| f.withheld)).unwrap_or(true);
         if !withheld {
             let _ = self.outbox.result(&self.id, result);
         }
+        // Answered: the call is no longer in flight (a session ending waits for this).
+        if let Ok(mut calls) = calls.lock() {
+            calls.remove(&self.key);
+        }
+        ended.notify_all();
+        self.prepare_spare();
+    }
+
+    /// Whether this call's plugin gets fresh instances prepared ahead: not a warm one, and not
+    /// when calls are recorded (a trace must hold its instance's launch).
+    fn spares_serve(&self) -> bool {
+        self.record_dir.is_none() && !self.shared.warm.contains(&self.tool.plugin)
+    }
+
+    /// After the answer: prepares the next call's fresh instance of this plugin, when a worker
+    /// is free at once (preparing never makes a call wait).
+    fn prepare_spare(&self) {
+        if !self.spares_serve() || self.cancel.is_set() || !self.try_take_worker() {
+            return;
+        }
+        let workspace = Workspace::existing(self.workspace.clone());
+        // A plugin that cannot be prepared is left to the next call, which opens it itself and
+        // answers whatever refuses it.
+        let _ = self.shared.spares.prepare(&workspace, &self.tool.plugin, self.options(Cancel::new(), None));
+        self.give_worker();
+    }
+
+    /// The options of a session for this call.
+    fn options(&self, cancel: Cancel, trace: Option<&PathBuf>) -> SessionOptions {
+        SessionOptions {
+            cancel: Some(cancel),
+            host: HostFiles { workspace: Some(self.workspace.clone()), ..HostFiles::default() },
+            quiet: true,
+            audit: Tag {
+                caller: self.caller.as_ref().map(|client| format!("mcp:{client}")),
+                trace: trace.map(|path| path.display().to_string()),
+            },
+            modules: Some(self.shared.modules.clone()),
+            ..SessionOptions::default()
+        }
+    }
+
+    /// Takes a worker if one is free now.
+    fn try_take_worker(&self) -> bool {
+        let (free, _) = &*self.shared.workers;
+        let Ok(mut free) = free.lock() else { return false };
+        if *free == 0 {
+            return false;
+        }
+        *free -= 1;
+        true
     }
 
     /// Waits for a free worker; false when the call was cancelled first.
@@ -279,35 +363,28 @@ impl Call {
         let workspace = Workspace::existing(self.workspace.clone());
         let trace = self.record_dir.as_ref().map(|dir| trace_path(dir, &self.tool.name));
         let warm = self.shared.warm.contains(&self.tool.plugin);
-        let audit = Tag {
-            caller: self.caller.as_ref().map(|client| format!("mcp:{client}")),
-            trace: trace.as_ref().map(|path| path.display().to_string()),
+        let caller = self.caller.as_ref().map(|client| format!("mcp:{client}"));
+        // A warm session outlives the call, and a spare was opened before it: each has a
+        // cancel flag of its own, which the call takes over while it runs.
+        let kept = if warm {
+            self.shared.take_warm(&self.tool.plugin, &self.caller)
+        } else if self.spares_serve() {
+            self.shared.spares.take(&self.tool.plugin, &caller)
+        } else {
+            None
         };
-        let options = SessionOptions {
-            // A warm session outlives the call: it gets a cancel flag of its own, which the
-            // call takes over while it runs.
-            cancel: Some(if warm { Cancel::new() } else { self.cancel.clone() }),
-            host: HostFiles { workspace: Some(self.workspace.clone()), ..HostFiles::default() },
-            quiet: true,
-            audit,
-            modules: Some(self.shared.modules.clone()),
-            ..SessionOptions::default()
-        };
-        let idle = if warm { self.shared.take_warm(&self.tool.plugin, &self.caller) } else { None };
-        let opened = match idle {
+        let owns_cancel = warm || kept.is_some();
+        let opened = match kept {
             Some(session) => Ok(session),
-            None => Session::open_installed(&workspace, &self.tool.plugin, options),
+            None => Session::open_installed(
+                &workspace,
+                &self.tool.plugin,
+                self.options(self.own_cancel(warm), trace.as_ref()),
+            ),
         };
         let mut session = match opened {
             Ok(session) => session,
-            Err(e) => {
-                return match e.failure() {
-                    Some(failure) => outcome_result(&contour_core::Outcome::from_failure(failure).json, None),
-                    None => {
-                        failed(&e.to_string(), "host_fault", "Check the workspace with `tdm workspace status`.", true)
-                    }
-                }
-            }
+            Err(e) => return open_refusal(&e),
         };
         let text = Value::Object(self.arguments.clone()).to_string();
         let params = match Params::from_text(&text) {
@@ -319,14 +396,32 @@ impl Call {
                 errln!("tdm mcp: the call cannot be recorded to {}: {e}", path.display());
             }
         }
-        if warm {
+        if owns_cancel {
             self.adopt_cancel(session.cancel());
         }
         let request = Request::Intent { method: self.tool.intent.clone(), params };
-        let ran = match session.run(&request) {
+        let mut ran = match session.run(&request) {
             Ok(ran) => ran,
             Err(e) => return failed(&e.to_string(), "host_fault", "Call the tool again.", true),
         };
+        if !warm && owns_cancel && withdrawn(&ran) {
+            // The spare was opened under an approval that changed since (a revoke, a new
+            // version): the call opens what is approved now, as it would have without it.
+            session = match Session::open_installed(
+                &workspace,
+                &self.tool.plugin,
+                self.options(self.own_cancel(false), None),
+            ) {
+                Ok(session) => session,
+                Err(e) => return open_refusal(&e),
+            };
+            // A cancel now stops this session, not the spare.
+            self.adopt_cancel(session.cancel());
+            ran = match session.run(&request) {
+                Ok(ran) => ran,
+                Err(e) => return failed(&e.to_string(), "host_fault", "Call the tool again.", true),
+            };
+        }
         if let Some(path) = &trace {
             let outputs = outputs_of(&HostFiles { workspace: Some(self.workspace.clone()), ..HostFiles::default() });
             match session.stop_recording() {
@@ -339,9 +434,7 @@ impl Call {
                 None => {}
             }
         }
-        if let Err(e) = operator::record_last_call(&workspace, &self.tool.plugin, ran.last_call(&self.tool.intent)) {
-            errln!("tdm mcp: could not record the call in the workspace: {e}");
-        }
+        self.shared.last_calls.record(&self.tool.plugin, ran.last_call(&self.tool.intent));
         self.send_notices(&ran.notices);
         let result = match self.result_mismatch(&session, &ran.report.outcome) {
             Some(mismatch) => failed(
@@ -361,6 +454,16 @@ impl Call {
         result
     }
 
+    /// The cancel flag of a session opened for this call: the call's own, or a new one for a
+    /// warm session (which outlives the call).
+    fn own_cancel(&self, warm: bool) -> Cancel {
+        if warm {
+            Cancel::new()
+        } else {
+            self.cancel.clone()
+        }
+    }
+
     /// Why a completed `outcome`'s output breaks the result schema the approved declaration
     /// gives the intent, if it does (a client checks `structuredContent` against the
     /// `outputSchema` it was shown).
@@ -375,7 +478,7 @@ impl Call {
     /// call, set at once if the call was cancelled while it waited.
     fn adopt_cancel(&self, cancel: Option<&Cancel>) {
         let Some(cancel) = cancel else { return };
-        if let Ok(mut in_flight) = self.in_flight.lock() {
+        if let Ok(mut in_flight) = self.in_flight.0.lock() {
             if let Some(flight) = in_flight.get_mut(&self.key) {
                 if flight.cancel.is_set() {
                     cancel.set();
@@ -406,6 +509,21 @@ impl Call {
                 other => errln!("tdm mcp: {other}"),
             }
         }
+    }
+}
+
+/// Whether `ran` was refused because the session's approval changed after it opened.
+fn withdrawn(ran: &RunReport) -> bool {
+    !ran.undeclared
+        && ran.report.fuel_used == 0
+        && ran.report.outcome.blocked_reason() == Some(BlockedReason::NotApproved)
+}
+
+/// The `tools/call` result of a plugin that could not be opened.
+fn open_refusal(e: &tdm_sdk::session::SessionError) -> Value {
+    match e.failure() {
+        Some(failure) => outcome_result(&contour_core::Outcome::from_failure(failure).json, None),
+        None => failed(&e.to_string(), "host_fault", "Check the workspace with `tdm workspace status`.", true),
     }
 }
 

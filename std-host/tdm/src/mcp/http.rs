@@ -9,6 +9,7 @@
 
 use super::server::Server;
 use super::session::{supported_versions, McpSession, STATELESS_VERSION};
+use super::threads::Threads;
 use super::wire::{self, code, Incoming, Outbox};
 use crate::cli::report::CliError;
 use crate::terminal::errln;
@@ -19,7 +20,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tdm_sdk::files;
 use tiny_http::{Header, Method, Request, Response, StatusCode};
@@ -71,9 +72,27 @@ struct Http {
     token: Option<String>,
     origins: Vec<String>,
     served: Arc<Server>,
-    /// The one session of 2026-07-28 requests, which carry no session id: it holds only their
-    /// calls in flight (the bound and the cancel handles).
+    /// The session of 2026-07-28 requests, which carry no session id: their listings and
+    /// subscriptions. Each of their calls gets a session of its own (two clients may use one
+    /// request id), which ends with it; these are its calls in flight, so an ending server
+    /// cancels and waits for them.
     stateless: Arc<McpSession>,
+    stateless_calls: Mutex<Vec<Weak<McpSession>>>,
+}
+
+/// How long a call's answer is waited for before its POST is answered as a stream.
+const STREAM_AFTER: Duration = Duration::from_millis(50);
+/// How often a streamed call's connection is probed with a comment: a client that closed it
+/// (how a 2026-07-28 client cancels a request over HTTP) cancels the call.
+const PROBE_EVERY: Duration = Duration::from_millis(200);
+
+/// A call answered as a stream: what came before the stream opened, what follows, and whose
+/// call it is.
+struct Streamed {
+    early: Vec<Value>,
+    messages: Receiver<Value>,
+    session: Arc<McpSession>,
+    id: Value,
 }
 
 /// Serves Streamable HTTP on `addr` until a signal stops it.
@@ -89,6 +108,7 @@ pub fn serve(addr: SocketAddr, token: Option<String>, served: &Arc<Server>) -> R
         origins: hosts.iter().map(|host| format!("http://{host}")).collect(),
         served: Arc::clone(served),
         stateless: Arc::new(McpSession::new(served)),
+        stateless_calls: Mutex::default(),
     });
     let notified = Arc::clone(&http);
     super::watch::watch_tools(&served.workspace, &served.only, Arc::clone(&served.ended), move || {
@@ -96,6 +116,7 @@ pub fn serve(addr: SocketAddr, token: Option<String>, served: &Arc<Server>) -> R
     });
     errln!("tdm mcp: serving the approved plugins of {} at http://{bound}/mcp", served.workspace.dir.display());
     let active = Arc::new(AtomicUsize::new(0));
+    let threads = Threads::default();
     while served.signalled().is_none() {
         let request = match listener.recv_timeout(Duration::from_millis(50)) {
             Ok(Some(request)) => request,
@@ -111,10 +132,13 @@ pub fn serve(addr: SocketAddr, token: Option<String>, served: &Arc<Server>) -> R
             continue;
         }
         let (worker, done) = (Arc::clone(&http), Arc::clone(&active));
-        let spawned = std::thread::Builder::new().name("tdm-mcp-http".into()).spawn(move || {
-            worker.respond(request);
-            done.fetch_sub(1, Ordering::SeqCst);
-        });
+        let spawned = threads.run(
+            "tdm-mcp-http",
+            Box::new(move || {
+                worker.respond(request);
+                done.fetch_sub(1, Ordering::SeqCst);
+            }),
+        );
         if spawned.is_err() {
             active.fetch_sub(1, Ordering::SeqCst);
         }
@@ -126,7 +150,11 @@ pub fn serve(addr: SocketAddr, token: Option<String>, served: &Arc<Server>) -> R
         .sessions
         .lock()
         .map_or_else(|_| Vec::new(), |mut map| map.drain().map(|(_, entry)| entry.session).collect());
-    for session in sessions.iter().chain([&http.stateless]) {
+    let alone: Vec<Arc<McpSession>> = http
+        .stateless_calls
+        .lock()
+        .map_or_else(|_| Vec::new(), |calls| calls.iter().filter_map(Weak::upgrade).collect());
+    for session in sessions.iter().chain([&http.stateless]).chain(&alone) {
         session.calls.cancel_all_and_wait();
         session.end_listeners();
     }
@@ -191,6 +219,11 @@ impl Http {
                 let head = response(200, "text/event-stream", Box::new(std::io::empty()), None);
                 let mut stream = request.upgrade("sse", with_header(head, "Cache-Control", "no-store"));
                 stream_events(&messages, &mut *stream);
+            }
+            Answer::Call(call) => {
+                let head = response(200, "text/event-stream", Box::new(std::io::empty()), None);
+                let mut stream = request.upgrade("sse", with_header(head, "Cache-Control", "no-store"));
+                stream_call(call, &mut *stream);
             }
         }
     }
@@ -323,6 +356,11 @@ impl Http {
             }
         };
         let listens = matches!(&incoming, Incoming::Request { method, .. } if method == "subscriptions/listen");
+        let call = match &incoming {
+            Incoming::Request { id, method, .. } if method == "tools/call" => Some(id.clone()),
+            _ => None,
+        };
+        let session = if call.is_some() && id.is_empty() && !opens { self.stateless_call() } else { session };
         let (sender, messages) = channel();
         let _ = session.handle(incoming, &Outbox::channel(sender));
         if listens {
@@ -330,7 +368,15 @@ impl Http {
             // result when the server ends.
             return Answer::Stream(messages);
         }
-        let messages: Vec<Value> = messages.iter().collect();
+        let messages = match call {
+            // A quick call is answered in one piece; a longer one as a stream whose connection
+            // is watched.
+            Some(call) => match answered_within(messages, &call, STREAM_AFTER) {
+                Ok(messages) => messages,
+                Err((early, messages)) => return Answer::Call(Streamed { early, messages, session, id: call }),
+            },
+            None => messages.iter().collect(),
+        };
         let answer = match messages.as_slice() {
             [] => plain(202, ""),
             [one] => json_response(200, one),
@@ -344,6 +390,16 @@ impl Http {
             return Answer::Once(with_header(answer, "Mcp-Session-Id", &id));
         }
         Answer::Once(answer)
+    }
+
+    /// A session for one 2026-07-28 call, kept track of until it ends.
+    fn stateless_call(&self) -> Arc<McpSession> {
+        let session = Arc::new(McpSession::new(&self.served));
+        if let Ok(mut calls) = self.stateless_calls.lock() {
+            calls.retain(|call| call.strong_count() > 0);
+            calls.push(Arc::downgrade(&session));
+        }
+        session
     }
 
     /// Opens a session, ending the least recently used when [`MAX_SESSIONS`] are open.
@@ -415,10 +471,67 @@ fn end(session: Arc<McpSession>) {
     let _ = std::thread::Builder::new().name("tdm-mcp-end".into()).spawn(move || session.calls.cancel_all_and_wait());
 }
 
-/// What a request is answered with: one response, or the session's event stream.
+/// What a request is answered with: one response, the session's event stream, or a call's.
 enum Answer {
     Once(Response<Body>),
     Stream(Receiver<Value>),
+    Call(Streamed),
+}
+
+/// Whether `message` is the answer to request `id` (not a notification on its way).
+fn answers(message: &Value, id: &Value) -> bool {
+    message.get("method").is_none() && message["id"] == *id
+}
+
+/// The messages of call `id` up to its answer, when that comes within `wait`; else those so far
+/// and the rest to come.
+fn answered_within(
+    messages: Receiver<Value>,
+    id: &Value,
+    wait: Duration,
+) -> Result<Vec<Value>, (Vec<Value>, Receiver<Value>)> {
+    let until = Instant::now() + wait;
+    let mut early = Vec::new();
+    loop {
+        match messages.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            Ok(message) => {
+                let last = answers(&message, id);
+                early.push(message);
+                if last {
+                    return Ok(early);
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => return Ok(early),
+            Err(RecvTimeoutError::Timeout) => return Err((early, messages)),
+        }
+    }
+}
+
+/// Writes a call's messages to `out` as SSE events until its answer; a comment every
+/// [`PROBE_EVERY`] while it runs, and when one cannot be written (the client closed the
+/// connection) the call is cancelled.
+fn stream_call(call: Streamed, out: &mut dyn std::io::Write) {
+    let write = |out: &mut dyn std::io::Write, text: &str| out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    for message in &call.early {
+        if write(out, &format!("event: message\ndata: {message}\n\n")).is_err() {
+            call.session.calls.cancel(&call.id);
+            return;
+        }
+    }
+    loop {
+        let (text, last) = match call.messages.recv_timeout(PROBE_EVERY) {
+            Ok(message) => (format!("event: message\ndata: {message}\n\n"), answers(&message, &call.id)),
+            Err(RecvTimeoutError::Timeout) => (": running\n\n".to_string(), false),
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        if write(out, &text).is_err() {
+            call.session.calls.cancel(&call.id);
+            return;
+        }
+        if last {
+            return;
+        }
+    }
 }
 
 /// Writes each message of `messages` to `out` as an SSE event, a comment when idle (so a

@@ -6,9 +6,11 @@
 
 mod calls;
 mod http;
+mod last_calls;
 mod server;
 mod session;
 mod stdio;
+mod threads;
 mod watch;
 mod wire;
 
@@ -85,6 +87,7 @@ fn serve(args: &McpArgs) -> Result<u8, CliError> {
         calls: calls::Shared::new(calls::workers(workers), args.warm.clone()),
         max_in_flight: workers * 4,
     });
+    server.calls.last_calls.start(&server.workspace, Arc::clone(&server.ended));
     match args.http {
         Some(addr) => {
             let token = http::token(addr, args.token_file.as_deref())?;
@@ -92,11 +95,14 @@ fn serve(args: &McpArgs) -> Result<u8, CliError> {
         }
         None => {
             errln!("tdm mcp: serving the approved plugins of {} over stdio", dir.display());
-            let session = Arc::new(McpSession::new(&server));
+            let mut session = McpSession::new(&server);
+            session.calls.inline = true;
+            let session = Arc::new(session);
             stdio::serve(&session, &server);
         }
     }
     server.ended.store(true, Ordering::Relaxed);
+    server.calls.last_calls.flush(&server.workspace);
     Ok(EXIT_COMPLETED)
 }
 

@@ -9,6 +9,7 @@ use super::server::Server;
 use super::wire::{code, Incoming, Outbox};
 use crate::terminal::errln;
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use tdm_sdk::catalogue::{approved_tools, tool_named, Tool};
@@ -77,6 +78,17 @@ pub const QUOTED_BYTES: usize = 128;
 /// Tools per `tools/list` page.
 pub const PAGE_SIZE: usize = 100;
 
+/// The most tools a session remembers by name.
+const MAX_FOUND: usize = 1024;
+
+/// Tools found by name, and the state file's stamp (modification time, length) they were found
+/// under.
+#[derive(Default)]
+struct Found {
+    stamp: Option<(std::time::SystemTime, u64)>,
+    tools: HashMap<String, Tool>,
+}
+
 /// One client's session.
 pub struct McpSession {
     workspace: Workspace,
@@ -84,6 +96,8 @@ pub struct McpSession {
     /// Its calls.
     pub calls: Calls,
     initialized: AtomicBool,
+    /// The tools calls named, while the state file is unchanged.
+    found: Mutex<Found>,
     /// The open `subscriptions/listen` streams (2026-07-28) that asked for tool changes: the
     /// request's id and where its stream goes.
     listeners: Mutex<Vec<(Value, Outbox)>>,
@@ -101,7 +115,33 @@ impl McpSession {
             calls,
             initialized: AtomicBool::new(false),
             listeners: Mutex::default(),
+            found: Mutex::default(),
         }
+    }
+
+    /// The tool `name` names: remembered while the state file keeps its modification time and
+    /// length (an install, approval, revoke or uninstall rewrites it), else looked up in the
+    /// workspace (the state and one manifest read). What a call runs is checked again when its
+    /// session opens or runs, so a remembered tool never runs what is not approved.
+    fn tool(&self, name: &str) -> Result<Option<Tool>, tdm_sdk::workspace::WorkspaceError> {
+        let stamp = std::fs::metadata(self.workspace.dir.join(tdm_sdk::workspace::STATE_FILE))
+            .ok()
+            .and_then(|meta| Some((meta.modified().ok()?, meta.len())));
+        if let Ok(found) = self.found.lock() {
+            if stamp.is_some() && found.stamp == stamp {
+                if let Some(tool) = found.tools.get(name) {
+                    return Ok(Some(tool.clone()));
+                }
+            }
+        }
+        let tool = tool_named(&self.workspace, &self.only, name)?;
+        if let (Some(tool), Ok(mut found)) = (&tool, self.found.lock()) {
+            if found.stamp != stamp || found.tools.len() >= MAX_FOUND {
+                *found = Found { stamp, tools: HashMap::new() };
+            }
+            found.tools.insert(name.to_string(), tool.clone());
+        }
+        Ok(tool)
     }
 
     /// Tells each open `subscriptions/listen` stream that the tools changed; a stream whose
@@ -291,7 +331,7 @@ impl McpSession {
         let Some(name) = params["name"].as_str() else {
             return outbox.error(&id, code::INVALID_PARAMS, "Invalid params: `name` (a string) is missing.");
         };
-        let tool = match tool_named(&self.workspace, &self.only, name) {
+        let tool = match self.tool(name) {
             Ok(Some(tool)) => tool,
             Ok(None) => {
                 let why = format!("Unknown tool: `{}` (tools/list names the tools).", truncated(name, QUOTED_BYTES));
