@@ -73,6 +73,8 @@ bench: bench-guests rust-examples valgrind
 	$(CARGO) run --release -q -p contour-benches --bin density
 	$(CARGO) run --release -q -p contour-benches --bin profile
 	$(CARGO) run --release -q -p contour-benches --bin fresh_calls
+	$(CARGO) build --release -q -p tdm
+	$(CARGO) run --release -q -p contour-benches --bin mcp_calls
 
 # callgrind counts instructions for bench-profile (valgrind is on this machine kind; installed when missing).
 valgrind:
