@@ -1,6 +1,6 @@
-//! Where a user's workspace lives (state, vault, context, audit log): `--workspace DIR`, else
-//! `$TDM_WORKSPACE`, else the platform data directory (`$XDG_DATA_HOME/tdm` or
-//! `~/.local/share/tdm`).
+//! Where a user's workspace lives (state, vault, context, audit log): the folder an embedder or
+//! `tdm`'s `--workspace DIR` (or `$TDM_WORKSPACE`, which clap reads for it) names, else `tdm` in
+//! the platform's data folder ([`default_workspace`]).
 
 use std::path::{Path, PathBuf};
 
@@ -11,21 +11,20 @@ pub const VAULT_FILE: &str = "vault.json";
 /// The operator context file in the workspace.
 pub const CONTEXT_FILE: &str = "context.json";
 
-/// Resolves the workspace folder (it may not exist yet).
+/// Resolves the workspace folder (it may not exist yet): `flag` when given and not empty, else
+/// [`default_workspace`].
 pub fn workspace_dir(flag: Option<&Path>) -> PathBuf {
-    if let Some(dir) = flag {
-        return dir.to_path_buf();
+    match flag.filter(|dir| !dir.as_os_str().is_empty()) {
+        Some(dir) => dir.to_path_buf(),
+        None => default_workspace(),
     }
-    if let Some(dir) = std::env::var_os("TDM_WORKSPACE").filter(|v| !v.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    if let Some(data) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
-        return PathBuf::from(data).join("tdm");
-    }
-    match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-        Some(home) => PathBuf::from(home).join(".local/share/tdm"),
-        None => PathBuf::from(".tdm"),
-    }
+}
+
+/// `tdm` in the platform's data folder: `$XDG_DATA_HOME/tdm` or `~/.local/share/tdm` on Linux,
+/// `~/Library/Application Support/tdm` on macOS, `%APPDATA%\tdm` on Windows; `.tdm` in the
+/// current folder only where the platform has none (no home folder at all).
+pub fn default_workspace() -> PathBuf {
+    dirs::data_dir().map_or_else(|| PathBuf::from(".tdm"), |data| data.join("tdm"))
 }
 
 /// The state file in the workspace.

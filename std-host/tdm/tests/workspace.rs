@@ -400,3 +400,32 @@ fn commands_that_only_read_a_workspace_never_create_it() {
         assert!(!typo.exists(), "{args:?} created the workspace folder");
     }
 }
+
+#[test]
+fn the_default_workspace_is_the_platform_data_folder_and_the_variable_shows_in_help() {
+    let home = tempfile::tempdir().unwrap();
+    let where_is = |envs: &[(&str, &str)]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tdm"));
+        command.args(["workspace", "status", "--json"]).env_remove("TDM_WORKSPACE").env_remove("XDG_DATA_HOME");
+        command.env("HOME", home.path());
+        for (name, value) in envs {
+            command.env(name, value);
+        }
+        let out = command.stdin(Stdio::null()).output().expect("tdm runs");
+        let status: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+        PathBuf::from(status["workspace"].as_str().unwrap())
+    };
+    // Linux's rule (XDG): $XDG_DATA_HOME/tdm, else ~/.local/share/tdm.
+    assert_eq!(where_is(&[]), home.path().join(".local/share/tdm"));
+    let xdg = home.path().join("data");
+    assert_eq!(where_is(&[("XDG_DATA_HOME", xdg.to_str().unwrap())]), xdg.join("tdm"));
+    // TDM_WORKSPACE is clap's, and an empty one is unset.
+    assert_eq!(where_is(&[("TDM_WORKSPACE", "/tmp/elsewhere")]), PathBuf::from("/tmp/elsewhere"));
+    assert_eq!(where_is(&[("TDM_WORKSPACE", "")]), home.path().join(".local/share/tdm"));
+    for command in
+        [&["call", "--help"][..], &["workspace", "status", "--help"], &["mcp", "--help"], &["install", "--help"]]
+    {
+        let out = Command::new(env!("CARGO_BIN_EXE_tdm")).args(command).output().expect("tdm runs");
+        assert!(text(&out).contains("[env: TDM_WORKSPACE"), "{command:?}: {}", text(&out));
+    }
+}

@@ -18,7 +18,7 @@ pub struct HostFiles {
     pub audit: Option<PathBuf>,
     /// Plugins `tool.invoke` may run: id and module file.
     pub tools: Vec<(String, PathBuf)>,
-    /// The workspace folder (default: `$TDM_WORKSPACE`, else the platform data dir).
+    /// The workspace folder (default: [`crate::workspace::default_workspace`]).
     pub workspace: Option<PathBuf>,
 }
 

@@ -15,9 +15,14 @@ use tdm_sdk::session::{CommandOptions, HostFiles, SessionOptions};
 /// `--workspace DIR`.
 #[derive(Debug, Clone, Args)]
 pub struct WorkspaceArg {
-    /// The workspace folder [default: $TDM_WORKSPACE, else ~/.local/share/tdm].
-    #[arg(long, value_name = "DIR")]
+    /// The workspace folder [default: tdm in the platform's data folder, e.g. ~/.local/share/tdm]
+    #[arg(long, value_name = "DIR", env = "TDM_WORKSPACE", value_parser = path_or_empty)]
     pub(crate) workspace: Option<PathBuf>,
+}
+
+/// A path as given; empty (an empty `$TDM_WORKSPACE`) means the default, as unset does.
+fn path_or_empty(text: &str) -> Result<PathBuf, std::convert::Infallible> {
+    Ok(PathBuf::from(text))
 }
 
 /// `--json`.
