@@ -13,7 +13,7 @@
 //! | [`session`] | one plugin and everything it runs with: environment, host intents, grants, limits, declared intents, output sink |
 //! | [`environment`] | the real and seeded environments, cancellable (Ctrl-C), and the one place one is chosen |
 //! | [`intents`] | the std host intents (dist, log, net, tool, vault, context) and the audit log |
-//! | [`operator`] | install, approve, revoke, uninstall, and the approved-launch check |
+//! | [`operator`], [`changes`] | install, approve, revoke, uninstall, the approved-launch check, and what changed since an approval |
 //! | [`workspace`], [`package`], [`package_copy`] | state on disk, `plugin.toml` and hubs, copying a verified package |
 //! | [`declared`] | the intents a plugin declares (`plugin.toml` or the `tdm.intents` section) |
 //! | [`schema`] | the JSON Schemas an intent declares, checked and applied within a budget |
@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 pub mod catalogue;
+pub mod changes;
 pub mod command;
 pub mod declared;
 pub mod dirfs;

@@ -148,6 +148,12 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
                 path: relative.clone(),
                 requested: requested.clone(),
                 price: price.clone(),
+                voided: match (&approval, voided) {
+                    (Some(_), _) => None,
+                    (None, true) => previous.and_then(|p| p.approval.clone()),
+                    // Installed again before an approval: the voided one stays the base.
+                    (None, false) => previous.and_then(|p| p.voided.clone()),
+                },
                 approval,
                 revoked: false,
                 last_call: previous.and_then(|p| p.last_call.clone()),
@@ -261,6 +267,7 @@ pub fn approve(workspace: &Workspace, id: &str, package: &Package) -> Result<(),
     workspace.update(|state| {
         let plugin = state.plugins.get_mut(id).ok_or_else(|| WorkspaceError::NotInstalled(id.to_string()))?;
         plugin.approval = Some(approval);
+        plugin.voided = None;
         plugin.revoked = false;
         Ok(())
     })?;

@@ -126,6 +126,10 @@ pub struct InstalledPlugin {
     pub revoked: bool,
     /// The last call's figures.
     pub last_call: Option<LastCall>,
+    /// The approval an install of another package voided, kept so `tdm approve` can show what
+    /// changed since; cleared by the next approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voided: Option<Approval>,
 }
 
 /// The workspace state file.
@@ -450,6 +454,7 @@ mod tests {
             approval: None,
             revoked: false,
             last_call: None,
+            voided: None,
         };
         workspace.update(|state| Ok(state.plugins.insert("p".into(), entry("free".into())))).unwrap();
         let before = std::fs::read(workspace.state_path()).unwrap();

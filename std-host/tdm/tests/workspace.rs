@@ -429,3 +429,59 @@ fn the_default_workspace_is_the_platform_data_folder_and_the_variable_shows_in_h
         assert!(text(&out).contains("[env: TDM_WORKSPACE"), "{command:?}: {}", text(&out));
     }
 }
+
+#[test]
+fn approve_after_an_update_shows_what_changed_since_the_last_approval() {
+    let ws = tempfile::tempdir().unwrap();
+    let ws = ws.path();
+    let dir = tempfile::tempdir().unwrap();
+    package(dir.path(), "v1", "p", "1.0.0", MARKED, &["context:read"], "[policy]\nfuel_per_intent = 1000000\n");
+    assert_eq!(tdm(ws, &["install", &dir.path().join("v1").display().to_string()]).status.code(), Some(0));
+    let first = text(&tdm(ws, &["approve", "p", "--yes"]));
+    assert!(!first.contains("changed since"), "a first approval has nothing to compare: {first}");
+    // Version 2: another module, one more permission, one more intent, the default fuel.
+    let pong = "[[intents]]\nname = \"pong\"\ndescription = \"answers ok too\"\n";
+    let v2 = MARKED.replace("ok", "OK");
+    package(dir.path(), "v2", "p", "2.0.0", &v2, &["context:read", "vault:read"], pong);
+    let out = tdm(ws, &["install", &dir.path().join("v2").display().to_string()]);
+    assert!(text(&out).contains("`tdm approve p` shows what changed"), "{}", text(&out));
+    // Installed again before an approval: the voided approval stays the base.
+    assert_eq!(tdm(ws, &["install", &dir.path().join("v2").display().to_string()]).status.code(), Some(0));
+    let card = text(&tdm(ws, &["approve", "p", "--yes"]));
+    let diff: Vec<&str> = card
+        .lines()
+        .skip_while(|l| !l.starts_with("changed since"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(diff.len(), 4, "{card}");
+    assert_eq!(diff[0], "  + permission vault:read  (widens)");
+    assert_eq!(diff[1], "  + intent pong  (widens)");
+    assert!(diff[2].starts_with("  ~ module sha256 ") && diff[2].ends_with("(widens)"), "{card}");
+    assert_eq!(diff[3], "  ~ limit fuel_per_intent: 1000000 -> the default  (widens)");
+    // Approved: nothing has changed since.
+    let again = Command::new(env!("CARGO_BIN_EXE_tdm"))
+        .args(["approve", "p", "--yes", "--json", "--workspace"])
+        .arg(ws)
+        .output()
+        .unwrap();
+    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(again["changes"], serde_json::json!([]), "{again}");
+    // A narrower version: what it drops is shown, and does not widen.
+    package(dir.path(), "v3", "p", "3.0.0", &v2, &["context:read"], "");
+    assert_eq!(tdm(ws, &["install", &dir.path().join("v3").display().to_string()]).status.code(), Some(0));
+    let narrower = Command::new(env!("CARGO_BIN_EXE_tdm"))
+        .args(["approve", "p", "--yes", "--json", "--workspace"])
+        .arg(ws)
+        .output()
+        .unwrap();
+    let narrower: Value = serde_json::from_slice(&narrower.stdout).unwrap();
+    let changes: Vec<(String, bool)> = narrower["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["change"].as_str().unwrap().to_string(), c["widens"].as_bool().unwrap()))
+        .collect();
+    assert!(changes.contains(&("- permission vault:read".into(), false)), "{changes:?}");
+    assert!(changes.contains(&("- intent pong".into(), false)), "{changes:?}");
+}

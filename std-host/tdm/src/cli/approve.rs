@@ -11,6 +11,7 @@ use clap::Args;
 use contour_core::Policy;
 use serde_json::json;
 use std::io::IsTerminal;
+use tdm_sdk::changes::changes_since;
 use tdm_sdk::limits::format_size;
 use tdm_sdk::operator::{self, OperatorError};
 use tdm_sdk::workspace::{workspace_dir, Workspace};
@@ -64,13 +65,24 @@ pub fn approve(args: &ApproveArgs, _global: &GlobalArgs) -> u8 {
 
 fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
     let workspace = open(&args.ws)?;
-    let (_, package) = operator::installed_package(&workspace, &args.id)?;
+    let (installed, package) = operator::installed_package(&workspace, &args.id)?;
+    // What changed since the last approval (one that no longer holds, or one an install
+    // voided): shown before the card, so what a new approval would widen is read first.
+    let base = installed.approval.as_ref().or(installed.voided.as_ref());
+    let changes = base.map(|approved| changes_since(approved, &package)).unwrap_or_default();
     let permissions: Vec<String> = package.requested.iter().map(ToString::to_string).collect();
     let manifest = &package.manifest;
     // With --json, stdout holds one JSON document: what is to be approved and the question go
     // to stderr, where the operator at the terminal still reads them.
     let show = |line: &str| if args.json.json { terminal::err_line(line) } else { terminal::out_line(line) };
     if !args.json.json || !args.yes {
+        if !changes.is_empty() {
+            show("changed since the last approval:");
+            for change in &changes {
+                let widens = if change.widens() { "  (widens)" } else { "" };
+                show(&format!("  {change}{widens}"));
+            }
+        }
         show(&format!("plugin:      {} {} ({})", manifest.id, manifest.version, manifest.name));
         show(&format!("module:      sha256 {}", manifest.sha256));
         show(&format!(
@@ -125,6 +137,7 @@ fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
                 "status": "approved", "id": args.id, "version": manifest.version, "sha256": package.sha256,
                 "permissions": permissions, "intents": intents,
                 "declared": manifest.intents.iter().map(super::inspect::intent_json).collect::<Vec<_>>(),
+                "changes": changes.iter().map(|c| json!({"change": c.to_string(), "widens": c.widens()})).collect::<Vec<_>>(),
                 "limits": {"maxMemoryBytes": policy.max_memory_bytes, "fuelPerIntent": policy.fuel_per_intent, "timeoutMs": policy.timeout_ms},
             })
             .to_string(),

@@ -91,7 +91,7 @@ fn install(args: &InstallArgs) -> Result<u8, CliError> {
     }
     outln!("installed {}@{} (sha256 {})", report.id, report.version, prefix(&report.sha256, 12));
     if report.approval_voided {
-        outln!("its earlier approval no longer covers this module, its permissions or its intents: approve it again");
+        outln!("its earlier approval no longer covers this module, its permissions, its intents or its limits: approve it again (`tdm approve {}` shows what changed)", report.id);
     }
     if intents.is_empty() {
         outln!("intents: none declared in its plugin.toml, so `tdm call` will refuse every intent");
