@@ -3,10 +3,11 @@
 //! checks `tdm call` makes before anything runs.
 
 use crate::files;
+use crate::intents::audit::AuditLog;
 use crate::package::{covered, valid_id, Hub, Package, PackageError, PackageFiles};
 use crate::package_copy::{self, CopyError};
-use crate::workspace::PACKAGES_DIR;
 use crate::workspace::{now_ms, Approval, InstalledPlugin, ModuleCheck, PluginState, Workspace, WorkspaceError};
+use crate::workspace::{AUDIT_FILE, PACKAGES_DIR};
 use contour_core::{Permissions, Plugin, Policy, Profile};
 use std::fmt;
 use std::path::PathBuf;
@@ -88,6 +89,8 @@ pub struct InstallReport {
     /// Whether an approval still holds (same module, permissions and intents within the
     /// approved sets).
     pub still_approved: bool,
+    /// Why the audit log could not record the install, if it could not (it stands).
+    pub audit_warning: Option<String>,
 }
 
 /// Installs a package: verifies its hash and the module's load-time checks (no plugin code
@@ -165,10 +168,13 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
             sha256: package.sha256.clone(),
             approval_voided: voided,
             still_approved,
+            audit_warning: None,
         })
     });
     let _ = std::fs::remove_dir_all(&staging);
-    Ok(result?)
+    let mut report = result?;
+    report.audit_warning = audit_action(workspace, "install", &report.id, &report.version, &report.sha256, None);
+    Ok(report)
 }
 
 /// An installed plugin's package, re-read and re-verified from the workspace.
@@ -229,7 +235,10 @@ pub fn approved_plugin(workspace: &Workspace, id: &str) -> Result<ApprovedPlugin
     let read = read_installed(workspace, &installed);
     if let Some(why) = launch_refusal(id, &installed, read.as_ref().ok()) {
         let detail = read.err().map_or_else(String::new, |e| format!(" ({e})"));
-        return Err(LaunchError::NotApproved(format!("{why}{detail}")));
+        let why = format!("{why}{detail}");
+        // Best effort: the refusal itself is what the caller reports.
+        let _ = audit_action(workspace, "refused_launch", id, &installed.version, &installed.sha256, Some(&why));
+        return Err(LaunchError::NotApproved(why));
     }
     let Ok(files) = read else {
         return Err(LaunchError::NotApproved("Its package cannot be read.".into()));
@@ -250,10 +259,29 @@ pub fn approved_plugin(workspace: &Workspace, id: &str) -> Result<ApprovedPlugin
     Ok(ApprovedPlugin { installed, package, grants })
 }
 
+/// Records an operator's action in the workspace's audit log. The action stands when the log
+/// cannot be written (it is not a regular file, the disk is full); the returned warning says
+/// so, for the front end to show, since a lost record must not pass unnoticed.
+fn audit_action(
+    workspace: &Workspace,
+    action: &str,
+    id: &str,
+    version: &str,
+    hash: &str,
+    refusal: Option<&str>,
+) -> Option<String> {
+    let entry = AuditLog::operator_entry(action, id, version, hash, refusal, now_ms());
+    let path = workspace.dir.join(AUDIT_FILE);
+    AuditLog::append_operator(&path, &entry).err().map(|e| {
+        format!("the audit log {} could not record the {action} of {}: {e}", path.display(), files::quoted(id))
+    })
+}
+
 /// Records an approval of `id` for what its installed `package` holds as read and verified:
 /// the module hash, the requested permissions and the declared intents (each with its title,
-/// description and schemas).
-pub fn approve(workspace: &Workspace, id: &str, package: &Package) -> Result<(), OperatorError> {
+/// description and schemas), and audits it; `Some` warning when the audit log could not record
+/// it (the approval stands).
+pub fn approve(workspace: &Workspace, id: &str, package: &Package) -> Result<Option<String>, OperatorError> {
     let approval = Approval {
         sha256: package.sha256.clone(),
         permissions: package.requested.iter().map(ToString::to_string).collect(),
@@ -271,31 +299,33 @@ pub fn approve(workspace: &Workspace, id: &str, package: &Package) -> Result<(),
         plugin.revoked = false;
         Ok(())
     })?;
-    Ok(())
+    Ok(audit_action(workspace, "approve", id, &package.manifest.version, &package.sha256, None))
 }
 
-/// Withdraws `id`'s approval.
-pub fn revoke(workspace: &Workspace, id: &str) -> Result<(), OperatorError> {
-    workspace.update(|state| {
+/// Withdraws `id`'s approval, and audits it (the warning as for [`approve`]).
+pub fn revoke(workspace: &Workspace, id: &str) -> Result<Option<String>, OperatorError> {
+    let (version, hash) = workspace.update(|state| {
         let plugin = state.plugins.get_mut(id).ok_or_else(|| WorkspaceError::NotInstalled(id.to_string()))?;
         plugin.approval = None;
         plugin.revoked = true;
-        Ok(())
+        Ok((plugin.version.clone(), plugin.sha256.clone()))
     })?;
-    Ok(())
+    Ok(audit_action(workspace, "revoke", id, &version, &hash, None))
 }
 
-/// Removes `id` and its approval (the audit log stays): only `packages/ID` goes, and only for
+/// Removes `id` and its approval (the audit log stays, and records it: the warning as for
+/// [`approve`]): only `packages/ID` goes, and only for
 /// an id that is a plain name found in the (checked) state.
-pub fn uninstall(workspace: &Workspace, id: &str) -> Result<(), OperatorError> {
-    workspace
+pub fn uninstall(workspace: &Workspace, id: &str) -> Result<Option<String>, OperatorError> {
+    let removed = workspace
         .update(|state| state.plugins.remove(id).ok_or_else(|| WorkspaceError::NotInstalled(files::quoted(id))))?;
+    let warning = audit_action(workspace, "uninstall", id, &removed.version, &removed.sha256, None);
     // The state was checked when read, so `id` is a plain name; checked again before it
     // becomes a path.
     if valid_id(id) {
         let _ = std::fs::remove_dir_all(workspace.dir.join(PACKAGES_DIR).join(id));
     }
-    Ok(())
+    Ok(warning)
 }
 
 /// Why `tdm call` refuses to run a plugin, if it does, given its package files as read now

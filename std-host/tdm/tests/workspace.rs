@@ -149,7 +149,40 @@ fn install_approve_call_revoke_and_uninstall() {
     assert_eq!(tdm(ws, &["uninstall", "marked"]).status.code(), Some(0));
     assert_eq!(state_of(ws, "marked"), "absent");
     assert!(!ws.join("packages/marked").exists());
-    assert_eq!(std::fs::read(ws.join("audit.jsonl")).unwrap(), audit_before, "the audit log is kept");
+    let audit_after = std::fs::read(ws.join("audit.jsonl")).unwrap();
+    assert!(audit_after.starts_with(&audit_before), "the audit log is kept");
+    // Every operator action and refused launch was recorded beside the host calls, in order.
+    let actions: Vec<String> = String::from_utf8(audit_after)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["kind"] == "operator")
+        .map(|e| format!("{}{}", e["action"].as_str().unwrap(), if e["granted"] == false { ":refused" } else { "" }))
+        .collect();
+    assert_eq!(
+        actions,
+        ["install", "refused_launch:refused", "approve", "revoke", "refused_launch:refused", "uninstall"],
+        "{actions:?}"
+    );
+    // tdm audit filters them: operator records only, refusals only (both kinds), since a time.
+    let operator = text(&tdm(ws, &["audit", "--operator"]));
+    assert!(
+        operator.contains("approve") && operator.contains("REFUSED") && !operator.contains("granted"),
+        "{operator}"
+    );
+    let denied = Command::new(env!("CARGO_BIN_EXE_tdm"))
+        .args(["audit", "--denied", "--json", "--workspace"])
+        .arg(ws)
+        .output()
+        .unwrap();
+    let denied: Vec<Value> =
+        String::from_utf8(denied.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(denied.len(), 2, "{denied:?}");
+    assert!(denied.iter().all(|e| e["granted"] == false && e["reason"] == "not_approved"), "{denied:?}");
+    let host = text(&tdm(ws, &["audit", "--host"]));
+    assert!(!host.contains("REFUSED") && host.contains("granted"), "{host}");
+    let later = tdm(ws, &["audit", "--since", "9999"]);
+    assert!(text(&later).contains("no audit record matches the filters"), "{}", text(&later));
 }
 
 #[test]

@@ -114,6 +114,41 @@ impl AuditLog {
         entry
     }
 
+    /// The JSON entry of an operator's action on plugin `id` (`kind: "operator"`; `action`:
+    /// `install`, `approve`, `revoke`, `uninstall`, or `refused_launch` with the refusal's
+    /// `reason` and why in `detail`), beside the host-call decisions, which have no `kind`.
+    pub fn operator_entry(
+        action: &str,
+        id: &str,
+        version: &str,
+        hash: &str,
+        refusal: Option<&str>,
+        unix_ms: u64,
+    ) -> Value {
+        let mut entry = json!({
+            "time": rfc3339_utc(unix_ms),
+            "kind": "operator",
+            "plugin": id,
+            "hash": hash,
+            "version": version,
+            "action": action,
+            "granted": refusal.is_none(),
+        });
+        if let Some(why) = refusal {
+            entry["reason"] = json!(contour_core::BlockedReason::NotApproved.as_str());
+            entry["detail"] = json!(why);
+        }
+        entry
+    }
+
+    /// Appends an operator's action (see [`AuditLog::operator_entry`]) to the log at `path`;
+    /// an error when it cannot be written.
+    pub fn append_operator(path: &Path, entry: &Value) -> Result<(), String> {
+        let mut line = entry.to_string();
+        line.push('\n');
+        files::output::append(path, line.as_bytes()).map_err(|e| e.to_string())
+    }
+
     /// Appends one decision.
     pub fn append(&mut self, identity: &PluginIdentity, record: &AuditRecord) {
         let Some(path) = &self.path else {

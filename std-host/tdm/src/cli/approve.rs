@@ -6,7 +6,7 @@ use super::args::{GlobalArgs, JsonArg, WorkspaceArg};
 use super::report::CliError;
 use crate::exit::{EXIT_COMPLETED, EXIT_FAILED};
 use crate::table::Table;
-use crate::terminal::{self, outln};
+use crate::terminal::{self, errln, outln};
 use clap::Args;
 use contour_core::Policy;
 use serde_json::json;
@@ -128,7 +128,9 @@ fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
             return Ok(EXIT_FAILED);
         }
     }
-    operator::approve(&workspace, &args.id, &package)?;
+    if let Some(warning) = operator::approve(&workspace, &args.id, &package)? {
+        errln!("tdm: warning: {warning}");
+    }
     if args.json.json {
         let intents: Vec<&str> = manifest.intents.iter().map(|i| i.name.as_str()).collect();
         let policy = package.policy();
@@ -149,9 +151,17 @@ fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
 }
 
 /// Runs a one-id operator command and reports it.
-fn operate(args: &IdArgs, action: fn(&Workspace, &str) -> Result<(), OperatorError>, status: &str, done: &str) -> u8 {
+fn operate(
+    args: &IdArgs,
+    action: fn(&Workspace, &str) -> Result<Option<String>, OperatorError>,
+    status: &str,
+    done: &str,
+) -> u8 {
     let result = open(&args.ws).and_then(|workspace| Ok(action(&workspace, &args.id)?));
-    match result {
+    if let Ok(Some(warning)) = &result {
+        errln!("tdm: warning: {warning}");
+    }
+    match result.map(drop) {
         Ok(()) if args.json.json => {
             terminal::out_json(&json!({"status": status, "id": args.id}).to_string());
             EXIT_COMPLETED

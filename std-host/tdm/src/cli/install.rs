@@ -5,7 +5,7 @@ use super::args::{GlobalArgs, JsonArg, WorkspaceArg};
 use super::misread;
 use super::report::CliError;
 use crate::exit::EXIT_COMPLETED;
-use crate::terminal::{self, outln};
+use crate::terminal::{self, errln, outln};
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
@@ -76,6 +76,9 @@ fn install(args: &InstallArgs) -> Result<u8, CliError> {
             error
         }
     })?;
+    if let Some(warning) = &report.audit_warning {
+        errln!("tdm: warning: {warning}");
+    }
     let (_, package) = operator::installed_package(&workspace, &report.id)?;
     let intents: Vec<String> = package.manifest.intents.iter().map(|i| i.name.clone()).collect();
     let state = if report.still_approved { "approved" } else { "installed" };

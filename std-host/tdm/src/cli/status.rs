@@ -70,7 +70,11 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, CliError> {
         return Ok(EXIT_COMPLETED);
     }
     outln!("workspace: {}", workspace.dir.display());
-    outln!("audit log: {} ({audit_bytes} bytes)", audit_path.display());
+    if audit_path.exists() {
+        outln!("audit log: {} ({audit_bytes} bytes)", audit_path.display());
+    } else {
+        outln!("audit log: none yet (it will be {})", audit_path.display());
+    }
     if rows.is_empty() {
         outln!("no plugins installed (tdm install ID --hub DIR, or tdm install PATH)");
         return Ok(EXIT_COMPLETED);
