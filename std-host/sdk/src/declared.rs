@@ -152,6 +152,27 @@ impl Declared {
         self.intents().iter().any(|i| i.name == name)
     }
 
+    /// Why `method` may not be sent to an installed plugin declaring these intents: it is not
+    /// one of them (the surface its operator approved).
+    pub fn undeclared_refusal(&self, method: &str) -> Option<Failure> {
+        if self.declares(method) {
+            return None;
+        }
+        let names = self.names();
+        let offered = if names.is_empty() {
+            "its plugin.toml declares no intents, so none can be called".to_string()
+        } else {
+            format!("it declares: {}", names.join(", "))
+        };
+        Some(Failure::new(
+            BlockedReason::NotApproved,
+            format!(
+                "Intent `{}` is not declared in the plugin's plugin.toml: an installed plugin runs only the intents its operator approved, and {offered}.",
+                crate::files::truncated(method, 64)
+            ),
+        ))
+    }
+
     /// Why `params` (JSON text) may not be sent to `method`: an approved declaration
     /// (`plugin.toml`) gives it a params schema they do not match (or that would cost too much
     /// to decide). A module's section is advisory and refuses nothing; params that are not

@@ -3,7 +3,7 @@
 //! most [`MAX_NESTING`] deep, so a schema built to blow up (`anyOf` of `$ref`s to itself) ends
 //! with [`Mismatch::TooCostly`] instead of running for ever or off the stack.
 
-use super::Schema;
+use super::{child, Schema};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -449,11 +449,6 @@ fn number_keyword(keyword: &str, value: &Value, instance: &Value, at: &str) -> O
 /// A mismatch at `at`.
 fn fail(at: &str, why: &str) -> Found {
     Ok(Some((at.to_string(), why.to_string())))
-}
-
-/// The pointer of member `name` below `at`.
-fn child(at: &str, name: &str) -> String {
-    format!("{at}/{}", name.replace('~', "~0").replace('/', "~1"))
 }
 
 /// What kind of JSON value `v` is, for a message.

@@ -101,20 +101,9 @@ impl Schema {
         Ok(schema)
     }
 
-    /// The schema as declared.
-    pub fn value(&self) -> &Value {
-        &self.root
-    }
-
     /// Whether `instance` is valid, within [`VALIDATION_STEPS`]; the first mismatch otherwise.
     pub fn validate(&self, instance: &Value) -> Result<(), Mismatch> {
         eval::Eval::new(self).validate(instance)
-    }
-
-    /// Whether the schema describes objects only (`"type": "object"`): what MCP asks of an
-    /// `outputSchema`.
-    pub fn is_object_schema(&self) -> bool {
-        self.root.get("type").and_then(Value::as_str) == Some("object")
     }
 
     /// The compiled regex of `pattern` (checked at declaration).
@@ -139,7 +128,7 @@ impl Schema {
             _ => return Err(SchemaError::Invalid(at, "is neither an object nor a boolean".into())),
         };
         for (keyword, v) in map {
-            let here = format!("{at}/{}", keyword.replace('~', "~0").replace('/', "~1"));
+            let here = child(&at, keyword);
             let invalid = |why: &str| Err(SchemaError::Invalid(here.clone(), why.to_string()));
             let k = keyword.as_str();
             if UNSUPPORTED.contains(&k) {
@@ -153,7 +142,7 @@ impl Schema {
                     if k == "patternProperties" {
                         self.compile(name, &here)?;
                     }
-                    self.check(sub, format!("{here}/{}", name.replace('~', "~0").replace('/', "~1")))?;
+                    self.check(sub, child(&here, name))?;
                 }
             } else if MANY.contains(&k) {
                 let Value::Array(items) = v else { return invalid("must be an array of schemas") };
@@ -268,6 +257,11 @@ fn percent_decoded(fragment: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
+}
+
+/// The JSON pointer of member `name` below pointer `at` (`~` and `/` escaped, RFC 6901).
+fn child(at: &str, name: &str) -> String {
+    format!("{at}/{}", name.replace('~', "~0").replace('/', "~1"))
 }
 
 /// Whether `v` is an array of strings.

@@ -436,22 +436,7 @@ impl Session {
     /// Why `method` may not run, when it may not: an installed plugin runs only the intents
     /// its `plugin.toml` declares (the surface its operator approved).
     pub fn refusal(&self, method: &str) -> Option<Failure> {
-        if !self.is_installed() || self.declared.declares(method) {
-            return None;
-        }
-        let names = self.declared.names();
-        let offered = if names.is_empty() {
-            "its plugin.toml declares no intents, so none can be called".to_string()
-        } else {
-            format!("it declares: {}", names.join(", "))
-        };
-        Some(Failure::new(
-            BlockedReason::NotApproved,
-            format!(
-                "Intent `{}` is not declared in the plugin's plugin.toml: an installed plugin runs only the intents its operator approved, and {offered}.",
-                crate::files::truncated(method, 64)
-            ),
-        ))
+        self.is_installed().then(|| self.declared.undeclared_refusal(method)).flatten()
     }
 
     /// Why an installed plugin may no longer run in this open session, if so: its state-file

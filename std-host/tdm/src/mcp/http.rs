@@ -381,7 +381,7 @@ impl Http {
             [] => plain(202, ""),
             [one] => json_response(200, one),
             many => {
-                let events: String = many.iter().map(|m| format!("event: message\ndata: {m}\n\n")).collect();
+                let events: String = many.iter().map(sse_event).collect();
                 let len = events.len();
                 response(200, "text/event-stream", Box::new(Cursor::new(events.into_bytes())), Some(len))
             }
@@ -478,6 +478,11 @@ enum Answer {
     Call(Streamed),
 }
 
+/// `message` as one SSE event.
+fn sse_event(message: &Value) -> String {
+    format!("event: message\ndata: {message}\n\n")
+}
+
 /// Whether `message` is the answer to request `id` (not a notification on its way).
 fn answers(message: &Value, id: &Value) -> bool {
     message.get("method").is_none() && message["id"] == *id
@@ -513,14 +518,14 @@ fn answered_within(
 fn stream_call(call: Streamed, out: &mut dyn std::io::Write) {
     let write = |out: &mut dyn std::io::Write, text: &str| out.write_all(text.as_bytes()).and_then(|()| out.flush());
     for message in &call.early {
-        if write(out, &format!("event: message\ndata: {message}\n\n")).is_err() {
+        if write(out, &sse_event(message)).is_err() {
             call.session.calls.cancel(&call.id);
             return;
         }
     }
     loop {
         let (text, last) = match call.messages.recv_timeout(PROBE_EVERY) {
-            Ok(message) => (format!("event: message\ndata: {message}\n\n"), answers(&message, &call.id)),
+            Ok(message) => (sse_event(&message), answers(&message, &call.id)),
             Err(RecvTimeoutError::Timeout) => (": running\n\n".to_string(), false),
             Err(RecvTimeoutError::Disconnected) => return,
         };
@@ -539,7 +544,7 @@ fn stream_call(call: Streamed, out: &mut dyn std::io::Write) {
 fn stream_events(messages: &Receiver<Value>, out: &mut dyn std::io::Write) {
     loop {
         let event = match messages.recv_timeout(KEEPALIVE) {
-            Ok(message) => format!("event: message\ndata: {message}\n\n"),
+            Ok(message) => sse_event(&message),
             Err(RecvTimeoutError::Timeout) => ": keepalive\n\n".to_string(),
             Err(RecvTimeoutError::Disconnected) => return,
         };

@@ -124,9 +124,7 @@ impl McpSession {
     /// workspace (the state and one manifest read). What a call runs is checked again when its
     /// session opens or runs, so a remembered tool never runs what is not approved.
     fn tool(&self, name: &str) -> Result<Option<Tool>, tdm_sdk::workspace::WorkspaceError> {
-        let stamp = std::fs::metadata(self.workspace.dir.join(tdm_sdk::workspace::STATE_FILE))
-            .ok()
-            .and_then(|meta| Some((meta.modified().ok()?, meta.len())));
+        let stamp = super::watch::state_stamp(&self.workspace);
         if let Ok(found) = self.found.lock() {
             if stamp.is_some() && found.stamp == stamp {
                 if let Some(tool) = found.tools.get(name) {

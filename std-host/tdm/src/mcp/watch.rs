@@ -10,18 +10,22 @@ use tdm_sdk::workspace::{Workspace, STATE_FILE};
 /// How often the workspace state is looked at.
 pub const WATCH_EVERY: Duration = Duration::from_millis(250);
 
+/// The state file's stamp (modification time, length): an install, approval, revoke or
+/// uninstall rewrites the file, so an unchanged stamp means an unchanged catalogue.
+pub fn state_stamp(workspace: &Workspace) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::symlink_metadata(workspace.dir.join(STATE_FILE)).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
 /// Watches `workspace` (the plugins in `only`, when not empty) on a thread of its own until
 /// `stop` is set, running `changed` whenever the tool names change.
 pub fn watch_tools(workspace: &Workspace, only: &[String], stop: Arc<AtomicBool>, changed: impl Fn() + Send + 'static) {
-    let state = workspace.dir.join(STATE_FILE);
     let (workspace, only) = (Workspace::existing(workspace.dir.clone()), only.to_vec());
+    let watched = Workspace::existing(workspace.dir.clone());
     let names = move || -> Vec<String> {
         approved_tools(&workspace, &only).map(|tools| tools.into_iter().map(|t| t.name).collect()).unwrap_or_default()
     };
-    let stamp = move || -> Option<(SystemTime, u64)> {
-        let meta = std::fs::symlink_metadata(&state).ok()?;
-        Some((meta.modified().ok()?, meta.len()))
-    };
+    let stamp = move || state_stamp(&watched);
     let _ = std::thread::Builder::new().name("tdm-mcp-watch".into()).spawn(move || {
         let (mut seen_stamp, mut seen_names) = (stamp(), names());
         while !stop.load(Ordering::Relaxed) {
