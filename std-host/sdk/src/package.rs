@@ -5,11 +5,11 @@
 pub use crate::declared::{IntentInfo, MAX_DECLARED_INTENTS, MAX_INTENT_DESCRIPTION_BYTES, MAX_INTENT_NAME_BYTES};
 use crate::files::{self, FileError};
 use crate::module_file;
-use crate::strict_map::first_repeat;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use contour_core::{Permission, Permissions, Policy};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -56,7 +56,20 @@ pub struct Manifest {
     /// Policy overrides within the defaults.
     #[serde(default)]
     pub policy: PolicyOverrides,
+    /// The publisher's minisign public key (its base64 line): the package is signed, and
+    /// `plugin.toml.minisig` must be this key's signature of `plugin.toml` (see
+    /// [`crate::publisher`]).
+    #[serde(default)]
+    pub publisher: Option<String>,
+    /// sha256 (lower-case hex) of every other file of the package by its path (`dist/...`):
+    /// the module and manifest aside, a signed package holds exactly these files, so its
+    /// signature covers them through this table.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
 }
+
+/// The most files and directories a package may hold.
+pub const MAX_PACKAGE_ENTRIES: u64 = 10_000;
 
 /// The most bytes a `plugin.toml` may have (a manifest is a few hundred bytes; this leaves room
 /// for long descriptions, many intents and their schemas).
@@ -86,6 +99,8 @@ pub enum PackageError {
     Permission(String),
     /// A policy override is above the default.
     LimitAboveDefault(&'static str, u64, u64),
+    /// The package's signature is missing, malformed, by another key, or does not match.
+    Signature(crate::publisher::SignatureRefusal),
     /// The hub's index does not parse or has an invalid entry.
     Hub(String),
     /// The hub lists no such plugin (or not at that version).
@@ -101,12 +116,18 @@ impl fmt::Display for PackageError {
             Self::Invalid(field, why) => write!(f, "plugin.toml `{field}`: {why}"),
             Self::MissingModule(path) => write!(f, "the module {} is missing", path.display()),
             Self::HashMismatch { expected, actual } => {
-                write!(f, "module hash mismatch: plugin.toml says {expected}, the file is {actual}; refusing a tampered package")
+                write!(
+                    f,
+                    "module hash mismatch: plugin.toml says {expected}, the file is {actual}; refusing it. A \
+                     publisher who rebuilt the module: run `tdm pack` again (it writes the hash and signs); \
+                     an operator: the package was altered after it was made, do not install it"
+                )
             }
             Self::Permission(e) => write!(f, "plugin.toml `permissions`: {e}"),
             Self::LimitAboveDefault(field, asked, default) => {
                 write!(f, "plugin.toml `policy.{field}` = {asked} is above the default {default}")
             }
+            Self::Signature(e) => write!(f, "package signature: {e}"),
             Self::Hub(e) | Self::NotInHub(e) => write!(f, "hub: {e}"),
         }
     }
@@ -133,6 +154,9 @@ pub struct PackageFiles {
     pub module_file: Arc<Vec<u8>>,
     /// sha256 of `module_file`, lower-case hex.
     pub sha256: String,
+    /// The publisher whose signature of `manifest_text` verified, with the signature's text
+    /// (`None`: an unsigned package).
+    pub publisher: Option<(crate::signing::PublicKey, String)>,
 }
 
 /// A package read from a folder and verified: manifest, module bytes, parsed permissions.
@@ -190,6 +214,30 @@ impl Manifest {
         for (n, intent) in self.intents.iter().enumerate() {
             if let Some(why) = intent.problem(&self.intents[..n]) {
                 return Err(PackageError::Invalid("intents", format!("entry {}: {why}", n + 1)));
+            }
+        }
+        if let Some(key) = &self.publisher {
+            let parsed =
+                crate::signing::PublicKey::parse(key).map_err(|e| PackageError::Invalid("publisher", e.to_string()))?;
+            if parsed.base64() != *key {
+                return Err(PackageError::Invalid("publisher", "must be the key's base64 line alone".into()));
+            }
+        }
+        if self.files.len() as u64 > MAX_PACKAGE_ENTRIES {
+            return Err(PackageError::Invalid("files", "lists more files than a package may hold".into()));
+        }
+        for (path, hash) in &self.files {
+            if !module_path_ok(path) || *path == self.module {
+                return Err(PackageError::Invalid(
+                    "files",
+                    format!("`{}` must be a relative path under dist/, not the module", files::quoted(path)),
+                ));
+            }
+            if !valid_sha256(hash) {
+                return Err(PackageError::Invalid(
+                    "files",
+                    format!("the hash of `{}` is not 64 lower-case hex digits", files::quoted(path)),
+                ));
             }
         }
         Ok(())
@@ -265,9 +313,19 @@ impl PackageFiles {
             Err(FileError::NotFound { path }) => return Err(PackageError::MissingModule(path)),
             Err(e) => return Err(PackageError::File(e)),
         };
+        let publisher = crate::publisher::verified_publisher(&root, dir, manifest.publisher.as_deref(), &manifest_text)
+            .map_err(PackageError::Signature)?;
         let sha256 = crate::intents::tool::sha256_hex(&module_file);
         let module_file = Arc::new(module_file);
-        Ok(Self { dir: dir.to_path_buf(), root: Arc::new(root), manifest_text, manifest, module_file, sha256 })
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            root: Arc::new(root),
+            manifest_text,
+            manifest,
+            module_file,
+            sha256,
+            publisher,
+        })
     }
 }
 
@@ -337,190 +395,6 @@ impl PolicyOverrides {
             check("max_response_bytes", self.max_response_bytes.map(u64::from), u64::from(base.max_response_bytes))?;
         base.max_response_bytes = u32::try_from(response).unwrap_or(base.max_response_bytes);
         Ok(base)
-    }
-}
-
-/// What a hub plugin costs.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-pub enum Price {
-    /// `"free"`.
-    Free(String),
-    /// `{"amount": "4.99", "currency": "USD"}`.
-    Paid {
-        /// The amount, as text.
-        amount: String,
-        /// The currency code.
-        currency: String,
-    },
-}
-
-impl Price {
-    /// Whether installing needs `--accept-price`.
-    pub fn is_paid(&self) -> bool {
-        !matches!(self, Self::Free(word) if word == "free")
-    }
-}
-
-impl fmt::Display for Price {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Free(word) => f.write_str(word),
-            Self::Paid { amount, currency } => write!(f, "{amount} {currency}"),
-        }
-    }
-}
-
-/// One entry of a hub's `index.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HubEntry {
-    /// Plugin id.
-    pub id: String,
-    /// Version.
-    pub version: String,
-    /// sha256 of the module.
-    pub sha256: String,
-    /// `"free"` or a price.
-    pub price: Price,
-    /// The package folder, relative to the hub.
-    pub path: String,
-}
-
-impl HubEntry {
-    /// What is wrong with this entry, if anything.
-    fn problem(&self) -> Option<String> {
-        if !valid_id(&self.id) {
-            return Some("the id is not letters, digits, `-`, `_` or `.`".into());
-        }
-        if !valid_id(&self.version) {
-            return Some("the version is not a plain version".into());
-        }
-        if !valid_sha256(&self.sha256.to_ascii_lowercase()) {
-            return Some(format!("sha256 `{}` is not 64 hex digits", files::truncated(&self.sha256, 80)));
-        }
-        if !Path::new(&self.path).components().all(|c| matches!(c, Component::Normal(_))) || self.path.is_empty() {
-            return Some(format!("path `{}` must be relative, inside the hub", files::truncated(&self.path, 200)));
-        }
-        None
-    }
-}
-
-/// The index file of a hub folder.
-pub const HUB_INDEX: &str = "index.json";
-/// The most bytes a hub's `index.json` may have (about 20,000 entries).
-pub const MAX_HUB_INDEX_BYTES: u64 = 4 * 1024 * 1024;
-
-/// A hub folder (a local mirror) and its index.
-#[derive(Debug, Clone)]
-pub struct Hub {
-    /// The hub folder.
-    pub dir: PathBuf,
-    /// Its entries.
-    pub entries: Vec<HubEntry>,
-}
-
-/// The format version of a hub index this tdm reads (an index without `version` is one).
-pub const HUB_INDEX_VERSION: u32 = 1;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HubIndex {
-    #[serde(default)]
-    version: Option<u32>,
-    plugins: Vec<HubEntry>,
-}
-
-impl Hub {
-    /// Reads `DIR/index.json` (a regular file of at most [`MAX_HUB_INDEX_BYTES`]) and checks
-    /// every entry: id and version are plain names, `sha256` is 64 hex digits, `path` is
-    /// relative and inside the hub. A bad entry refuses the whole index, naming the entry.
-    pub fn open(dir: &Path) -> Result<Self, PackageError> {
-        let path = dir.join(HUB_INDEX);
-        let bytes = files::read_limited(&path, MAX_HUB_INDEX_BYTES).map_err(PackageError::File)?;
-        Self::from_index(dir, &bytes)
-    }
-
-    /// Parses and checks the bytes of the `index.json` of the hub folder `dir` (see [`Hub::open`]).
-    pub fn from_index(dir: &Path, bytes: &[u8]) -> Result<Self, PackageError> {
-        let path = dir.join(HUB_INDEX);
-        let index: HubIndex = serde_json::from_slice(bytes)
-            .map_err(|e| PackageError::Hub(format!("{}: {}", path.display(), files::quoted(&e.to_string()))))?;
-        if let Some(version) = index.version.filter(|v| *v != HUB_INDEX_VERSION) {
-            return Err(PackageError::Hub(format!(
-                "{}: the index's format version is {version}, and this tdm reads version {HUB_INDEX_VERSION} \
-                 only: update tdm, or ask the hub for an index of version {HUB_INDEX_VERSION}",
-                path.display()
-            )));
-        }
-        if let Some((first, again)) = first_repeat(index.plugins.iter().map(|e| (&e.id, &e.version))) {
-            let entry = &index.plugins[again];
-            return Err(PackageError::Hub(format!(
-                "{}: entries {} and {} both list `{}@{}`; which one to install is not for tdm to guess: \
-                 the hub must list each version once",
-                path.display(),
-                first + 1,
-                again + 1,
-                files::truncated(&entry.id, 80),
-                files::truncated(&entry.version, 80)
-            )));
-        }
-        for (n, entry) in index.plugins.iter().enumerate() {
-            if let Some(why) = entry.problem() {
-                return Err(PackageError::Hub(format!(
-                    "{}: entry {} (`{}@{}`): {why}",
-                    path.display(),
-                    n + 1,
-                    files::truncated(&entry.id, 80),
-                    files::truncated(&entry.version, 80)
-                )));
-            }
-        }
-        Ok(Self { dir: dir.to_path_buf(), entries: index.plugins })
-    }
-
-    /// Finds `id` at `version` (or its last listed version).
-    pub fn find(&self, id: &str, version: Option<&str>) -> Result<&HubEntry, PackageError> {
-        self.entries.iter().rfind(|e| e.id == id && version.is_none_or(|v| e.version == v)).ok_or_else(|| {
-            PackageError::NotInHub(format!(
-                "no plugin `{id}`{} in {}",
-                version.map_or(String::new(), |v| format!("@{v}")),
-                self.dir.display()
-            ))
-        })
-    }
-
-    /// Reads an entry's package, checking the hub's hash against the package's. The package
-    /// folder is opened from the hub folder one name at a time, never through a symlink, so it
-    /// is inside the hub whatever changes after the entry was checked.
-    pub fn package(&self, entry: &HubEntry) -> Result<Package, PackageError> {
-        let relative = Path::new(&entry.path);
-        if !relative.components().all(|c| matches!(c, Component::Normal(_))) {
-            return Err(PackageError::Hub(format!("entry path `{}` must be relative, inside the hub", entry.path)));
-        }
-        let hub = Dir::open_ambient_dir(&self.dir, ambient_authority())
-            .map_err(|e| PackageError::Io(self.dir.clone(), e.to_string()))?;
-        let dir = self.dir.join(relative);
-        let root = files::open_dir_beneath(&hub, relative, &self.dir).map_err(|e| match e {
-            FileError::NotAFile { kind, .. } => PackageError::Hub(format!(
-                "entry `{}@{}`: {} is {kind}; a package folder must be a directory inside the hub",
-                entry.id,
-                entry.version,
-                e.path().display()
-            )),
-            e => PackageError::File(e),
-        })?;
-        let package = Package::verify(PackageFiles::read_in(root, &dir)?)?;
-        if !package.manifest.sha256.eq_ignore_ascii_case(&entry.sha256)
-            || package.manifest.id != entry.id
-            || package.manifest.version != entry.version
-        {
-            return Err(PackageError::HashMismatch {
-                expected: format!("{}@{} {}", entry.id, entry.version, entry.sha256),
-                actual: format!("{}@{} {}", package.manifest.id, package.manifest.version, package.manifest.sha256),
-            });
-        }
-        Ok(package)
     }
 }
 

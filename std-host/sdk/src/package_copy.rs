@@ -8,7 +8,9 @@
 
 use crate::files::{self, FileError, FileId, FileKind};
 use crate::package::{Package, MANIFEST};
+use crate::publisher::SIGNATURE_FILE;
 use cap_std::fs::Dir;
+use sha2::{Digest, Sha256};
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -16,8 +18,7 @@ use std::path::{Path, PathBuf};
 /// The most bytes a package may hold in all (manifest, module and every other file): room for a
 /// module at its 32 MiB limit and three times as much of assets.
 pub const MAX_PACKAGE_BYTES: u64 = 128 * 1024 * 1024;
-/// The most files and directories a package may hold.
-pub const MAX_PACKAGE_ENTRIES: u64 = 10_000;
+pub use crate::package::MAX_PACKAGE_ENTRIES;
 /// The most directory levels below the package folder.
 pub const MAX_PACKAGE_DEPTH: usize = 16;
 
@@ -38,6 +39,14 @@ pub enum CopyError {
         /// The limit.
         limit: u64,
     },
+    /// A file of a signed package (or one with a `[files]` table) is not listed there, is
+    /// missing, or its bytes are not the listed hash: the signature does not cover it.
+    Unlisted {
+        /// The file, relative to the package.
+        file: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// Listing the package or writing the copy failed.
     Io(PathBuf, std::io::Error),
 }
@@ -52,6 +61,12 @@ impl fmt::Display for CopyError {
             Self::Limit { dir, what, found, limit } => {
                 write!(f, "the package {} has at least {found} {what}; the limit is {limit}", dir.display())
             }
+            Self::Unlisted { file, why } => write!(
+                f,
+                "{}: {why}; plugin.toml's `[files]` (which its signature covers) must list every file of the \
+                 package with its sha256: run `tdm pack` again",
+                files::quoted(file)
+            ),
             Self::Io(path, e) => write!(f, "{}: {e}", path.display()),
         }
     }
@@ -140,17 +155,74 @@ fn write_new(path: &Path, mut bytes: &[u8]) -> Result<(), CopyError> {
 /// Copies one planned file: opened from the package folder handle one name at a time without
 /// following a link or blocking, the very file listed (same device and inode), a regular file
 /// no larger than listed, read at most one byte past that.
-fn copy_file(root: &Dir, shown_root: &Path, planned: &Planned, to: &Path) -> Result<(), CopyError> {
+fn copy_file(
+    root: &Dir,
+    shown_root: &Path,
+    planned: &Planned,
+    to: &Path,
+    listed: Option<&str>,
+) -> Result<(), CopyError> {
     let from = shown_root.join(&planned.relative);
     let (file, size) =
         files::open_regular_beneath(root, &planned.relative, shown_root, Some(planned.id)).map_err(CopyError::File)?;
     if size > planned.size {
         return Err(CopyError::File(FileError::TooLarge { path: from, size, limit: planned.size }));
     }
-    let copied = files::output::write_new(to, &mut file.take(planned.size.saturating_add(1)))
-        .map_err(|e| CopyError::Io(from.clone(), e.into_io()))?;
+    let mut reader = Hashing { inner: file.take(planned.size.saturating_add(1)), hash: Sha256::new() };
+    let copied = files::output::write_new(to, &mut reader).map_err(|e| CopyError::Io(from.clone(), e.into_io()))?;
     if copied > planned.size {
         return Err(CopyError::File(FileError::TooLarge { path: from, size: copied, limit: planned.size }));
+    }
+    // The hash of the bytes written, not of a read before or after.
+    if let Some(expected) = listed {
+        let actual: String = reader.hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        if actual != expected {
+            return Err(CopyError::Unlisted {
+                file: listed_name(&planned.relative),
+                why: "its sha256 is not the listed one",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A reader that hashes what passes through it.
+struct Hashing<R> {
+    inner: R,
+    hash: Sha256,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// A package path as `[files]` names it: components joined by `/`.
+fn listed_name(relative: &Path) -> String {
+    relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+}
+
+/// Whether the package's `[files]` must list exactly its other files: a signed package, or
+/// one with the table.
+fn strict(package: &Package) -> bool {
+    package.files.publisher.is_some() || !package.manifest.files.is_empty()
+}
+
+/// Checks the planned files against `[files]` (when [`strict`]): each listed, each listed one
+/// there.
+fn check_listed(package: &Package, plan: &Plan) -> Result<(), CopyError> {
+    if !strict(package) {
+        return Ok(());
+    }
+    let names: Vec<String> = plan.files.iter().map(|f| listed_name(&f.relative)).collect();
+    if let Some(name) = names.iter().find(|name| !package.manifest.files.contains_key(*name)) {
+        return Err(CopyError::Unlisted { file: name.clone(), why: "it is not listed" });
+    }
+    if let Some(name) = package.manifest.files.keys().find(|listed| !names.contains(listed)) {
+        return Err(CopyError::Unlisted { file: name.clone(), why: "it is listed but not in the package" });
     }
     Ok(())
 }
@@ -165,11 +237,12 @@ pub fn copy_package(package: &Package, to: &Path) -> Result<(), CopyError> {
 /// Checks the whole package tree before anything is created.
 fn plan(package: &Package) -> Result<Plan, CopyError> {
     let module = PathBuf::from(&package.manifest.module);
-    let skip = [PathBuf::from(MANIFEST), module];
+    let skip = [PathBuf::from(MANIFEST), module, PathBuf::from(SIGNATURE_FILE)];
     let mut plan = Plan::default();
     plan.count(&package.dir, package.files.manifest_text.len() as u64)?;
     plan.count(&package.dir, package.files.module_file.len() as u64)?;
     walk(&package.files.root, &package.dir, Path::new(""), 0, &skip, &mut plan)?;
+    check_listed(package, &plan)?;
     Ok(plan)
 }
 
@@ -193,8 +266,13 @@ fn copy_into(package: &Package, plan: &Plan, to: &Path) -> Result<(), CopyError>
     }
     write_new(&to.join(MANIFEST), package.files.manifest_text.as_bytes())?;
     write_new(&to.join(&module), &package.files.module_file)?;
+    if let Some((_, signature)) = &package.files.publisher {
+        write_new(&to.join(SIGNATURE_FILE), signature.as_bytes())?;
+    }
+    let listed = strict(package).then_some(&package.manifest.files);
     for file in &plan.files {
-        copy_file(&package.files.root, &package.dir, file, &to.join(&file.relative))?;
+        let expected = listed.and_then(|l| l.get(&listed_name(&file.relative))).map(String::as_str);
+        copy_file(&package.files.root, &package.dir, file, &to.join(&file.relative), expected)?;
     }
     Ok(())
 }

@@ -148,6 +148,21 @@ pub fn write_new(path: &Path, bytes: &mut dyn Read) -> Result<u64, OutputError> 
     io::copy(bytes, &mut file).map_err(|e| OutputError::io(path, e))
 }
 
+/// [`write_new`] for a secret (a signing key): the file is created readable and writable by its
+/// owner only (mode 0600 on Unix, from its creation, never widened later), and synced.
+pub fn write_new_private(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    let mut options = nofollow();
+    options.create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = open_nofollow(&options, path)?;
+    regular(&file, path)?;
+    io::Write::write_all(&mut file, bytes).and_then(|()| file.sync_all()).map_err(|e| OutputError::io(path, e))
+}
+
 /// Checks that the existing file at `path` can be opened for writing (it is neither created
 /// nor truncated) and is a regular file.
 pub fn writable(path: &Path) -> Result<(), OutputError> {
