@@ -44,7 +44,7 @@ impl InstalledFixture {
         );
         std::fs::write(package.join("plugin.toml"), manifest).expect("the manifest is written");
         let workspace = Workspace::open(root.join("workspace")).expect("the workspace is created");
-        let report = operator::install(&workspace, &Source::Folder(package), false).expect("the module installs");
+        let report = operator::install(&workspace, &Source::Folder(package), unsigned()).expect("the module installs");
         let (installed, package) = operator::installed_package(&workspace, INSTALLED_ID).expect("it is installed");
         assert_eq!(package.sha256, report.sha256);
         operator::approve(&workspace, INSTALLED_ID, &package).expect("the plugin is approved");
@@ -67,4 +67,9 @@ pub fn installed_launch(fixture: &InstalledFixture) -> Session {
         .unwrap_or_else(|e| panic!("the installed plugin opens: {e}"));
     session.launch().unwrap_or_else(|e| panic!("the plugin launches: {e}"));
     session
+}
+
+/// Install options for these packages, which are unsigned.
+fn unsigned() -> tdm_sdk::operator::InstallOptions {
+    tdm_sdk::operator::InstallOptions { allow_unsigned: true, ..Default::default() }
 }

@@ -89,7 +89,7 @@ fn call(workspace: &Workspace, host: &Recorder) -> Result<IntentReport, String> 
 }
 
 fn install(workspace: &Workspace, dir: &Path) -> operator::InstallReport {
-    operator::install(workspace, &Source::Folder(dir.to_path_buf()), false).expect("the package installs")
+    operator::install(workspace, &Source::Folder(dir.to_path_buf()), unsigned()).expect("the package installs")
 }
 
 /// What `tdm approve p --yes` does: read the installed package, approve its hash and permissions.
@@ -353,4 +353,9 @@ fn bytes_swapped_during_the_check_never_come_back_approved() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     flipper.join().unwrap();
     eprintln!("{cleared} of 2000 checks cleared the approved bytes");
+}
+
+/// Install options for these packages, which are unsigned.
+fn unsigned() -> tdm_sdk::operator::InstallOptions {
+    tdm_sdk::operator::InstallOptions { allow_unsigned: true, ..Default::default() }
 }

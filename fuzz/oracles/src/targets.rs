@@ -153,7 +153,7 @@ pub fn plugin_toml(data: &[u8]) {
 /// Target 9: a hub's `index.json` bytes. Oracle: every entry of an accepted index is found by
 /// its id and version.
 pub fn hub_index(data: &[u8]) {
-    if let Ok(hub) = tdm_sdk::package::Hub::from_index(Path::new("hub"), data) {
+    if let Ok(hub) = tdm_sdk::hub::Hub::from_index(Path::new("hub"), data) {
         for entry in &hub.entries {
             let found = hub.find(&entry.id, Some(&entry.version)).expect("a listed entry is found");
             assert_eq!((&found.id, &found.version), (&entry.id, &entry.version));

@@ -24,13 +24,20 @@ pub enum Change {
     Module(String, String),
     /// A limit changed (its name, the approved value, the package's; `None` is the default).
     Limit(&'static str, Option<u64>, Option<u64>),
+    /// The package is signed by another publisher than the one approved (key ids; `None`:
+    /// unsigned).
+    Publisher(Option<String>, Option<String>),
 }
 
 impl Change {
     /// Whether the change grants more than the approval did.
     pub fn widens(&self) -> bool {
         match self {
-            Self::PermissionAdded(_) | Self::IntentAdded(_) | Self::IntentChanged(_) | Self::Module(..) => true,
+            Self::PermissionAdded(_)
+            | Self::IntentAdded(_)
+            | Self::IntentChanged(_)
+            | Self::Module(..)
+            | Self::Publisher(..) => true,
             Self::PermissionRemoved(_) | Self::IntentRemoved(_) => false,
             // No value is the default, the most a package may ask for.
             Self::Limit(_, from, to) => match (from, to) {
@@ -55,14 +62,28 @@ impl fmt::Display for Change {
                 write!(f, "~ module sha256 {} -> {}", &from[..from.len().min(16)], &to[..to.len().min(16)])
             }
             Self::Limit(name, from, to) => write!(f, "~ limit {name}: {} -> {}", limit(from), limit(to)),
+            Self::Publisher(from, to) => {
+                let key =
+                    |k: &Option<String>| k.as_ref().map_or_else(|| "UNSIGNED".to_string(), |k| format!("key {k}"));
+                write!(f, "! PUBLISHER CHANGED: {} -> {}", key(from), key(to))
+            }
         }
     }
 }
 
 /// What `package` changes against `approved`, in the order an operator reads them:
-/// permissions, intents, module, limits.
+/// publisher, permissions, intents, module, limits.
 pub fn changes_since(approved: &Approval, package: &Package) -> Vec<Change> {
     let mut changes = Vec::new();
+    let publisher = package.files.publisher.as_ref().map(|(key, _)| key.base64());
+    if approved.publisher != publisher {
+        let id = |base64: &Option<String>| {
+            base64
+                .as_deref()
+                .map(|k| crate::signing::PublicKey::parse(k).map_or_else(|_| k.to_string(), |key| key.id()))
+        };
+        changes.push(Change::Publisher(id(&approved.publisher), id(&publisher)));
+    }
     let asked: Vec<String> = package.requested.iter().map(ToString::to_string).collect();
     changes.extend(asked.iter().filter(|p| !approved.permissions.contains(p)).cloned().map(Change::PermissionAdded));
     changes.extend(approved.permissions.iter().filter(|p| !asked.contains(p)).cloned().map(Change::PermissionRemoved));

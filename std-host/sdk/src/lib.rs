@@ -13,8 +13,11 @@
 //! | [`session`] | one plugin and everything it runs with: environment, host intents, grants, limits, declared intents, output sink |
 //! | [`environment`] | the real and seeded environments, cancellable (Ctrl-C), and the one place one is chosen |
 //! | [`intents`] | the std host intents (dist, log, net, tool, vault, context) and the audit log |
-//! | [`operator`], [`changes`] | install, approve, revoke, uninstall, the approved-launch check, and what changed since an approval |
-//! | [`workspace`], [`package`], [`package_copy`] | state on disk, `plugin.toml` and hubs, copying a verified package |
+//! | [`operator`], [`changes`], [`upgrades`] | install, approve, revoke, uninstall, the approved-launch check, what changed since an approval, `outdated` and `upgrade` |
+//! | [`workspace`], [`package`], [`package_copy`] | state on disk, `plugin.toml`, copying a verified package (only the files its `[files]` lists) |
+//! | [`signing`], [`publisher`] | minisign keys and signatures, and a package's signature checked on every read |
+//! | [`hub`], [`trusted_hubs`], [`hub_fetch`], [`http_agent`] | a hub's index and entries (semver), hubs trusted by key (signature, expiry, rollback), reading a hub over HTTP |
+//! | [`publish`], [`utc`] | the publisher's side: keys, `pack`, `hub init` and `hub publish`; index timestamps |
 //! | [`declared`] | the intents a plugin declares (`plugin.toml` or the `tdm.intents` section) |
 //! | [`schema`] | the JSON Schemas an intent declares, checked and applied within a budget |
 //! | [`limits`], [`params`] | limits as data and size units, params from JSON/@FILE/stdin |
@@ -32,6 +35,9 @@ pub mod dirfs;
 pub mod environment;
 pub mod files;
 pub mod history;
+pub mod hub;
+pub mod hub_fetch;
+pub mod http_agent;
 pub mod intents;
 pub mod limits;
 pub mod module_file;
@@ -40,11 +46,17 @@ pub mod operator;
 pub mod package;
 pub mod package_copy;
 pub mod params;
+pub mod publish;
+pub mod publisher;
 pub mod schema;
 pub mod session;
+pub mod signing;
 pub mod stdio;
 mod strict_map;
 pub mod traces;
+pub mod trusted_hubs;
+pub mod upgrades;
+pub mod utc;
 pub mod workspace;
 
 pub use environment::{Cancel, EnvironmentChoice, HostEnvironment, SeededEnvironment};

@@ -4,8 +4,10 @@
 
 use crate::files;
 use crate::intents::audit::AuditLog;
-use crate::package::{covered, valid_id, Hub, Package, PackageError, PackageFiles};
+use crate::package::{covered, valid_id, Package, PackageError, PackageFiles};
 use crate::package_copy::{self, CopyError};
+use crate::signing::PublicKey;
+use crate::trusted_hubs::{self, HubError};
 use crate::workspace::{now_ms, Approval, InstalledPlugin, ModuleCheck, PluginState, Workspace, WorkspaceError};
 use crate::workspace::{AUDIT_FILE, PACKAGES_DIR};
 use contour_core::{Permissions, Plugin, Policy, Profile};
@@ -28,6 +30,19 @@ pub enum OperatorError {
     Copy(CopyError),
     /// Creating a folder in the workspace failed.
     Io(PathBuf, std::io::Error),
+    /// A trusted hub, or its index, was refused.
+    Hub(HubError),
+    /// The package is unsigned and `--allow-unsigned` was not given (nothing was installed).
+    Unsigned(String),
+    /// The version is older than the one installed and `--allow-downgrade` was not given.
+    Downgrade {
+        /// The plugin.
+        id: String,
+        /// The installed version.
+        installed: String,
+        /// The version offered.
+        offered: String,
+    },
 }
 
 impl fmt::Display for OperatorError {
@@ -41,6 +56,18 @@ impl fmt::Display for OperatorError {
             }
             Self::Copy(e) => write!(f, "{e}; nothing was installed"),
             Self::Io(path, e) => write!(f, "{}: {e}", path.display()),
+            Self::Hub(e) => write!(f, "{e}; nothing was installed"),
+            Self::Unsigned(id) => write!(
+                f,
+                "the package `{id}` is unsigned: nobody vouches for who made it. Ask its publisher for a package \
+                 signed with `tdm pack --key`, or pass --allow-unsigned to install it anyway (its approval card \
+                 will say it is unsigned); nothing was installed"
+            ),
+            Self::Downgrade { id, installed, offered } => write!(
+                f,
+                "`{id}` {installed} is installed and {offered} is older: pass --allow-downgrade to install an older \
+                 version (an older version may carry fixed vulnerabilities); nothing was installed"
+            ),
         }
     }
 }
@@ -53,6 +80,12 @@ impl From<PackageError> for OperatorError {
     }
 }
 
+impl From<HubError> for OperatorError {
+    fn from(e: HubError) -> Self {
+        Self::Hub(e)
+    }
+}
+
 impl From<WorkspaceError> for OperatorError {
     fn from(e: WorkspaceError) -> Self {
         Self::Workspace(e)
@@ -62,13 +95,13 @@ impl From<WorkspaceError> for OperatorError {
 /// Where a package comes from.
 #[derive(Debug, Clone)]
 pub enum Source {
-    /// `ID[@VERSION]` from a hub folder.
+    /// `ID[@REQ]` from a hub: a trusted hub's name, or (with `allow_unsigned`) a hub folder.
     Hub {
-        /// The hub folder.
-        hub: PathBuf,
+        /// The trusted hub's name, or a hub folder.
+        hub: String,
         /// The plugin id.
         id: String,
-        /// A version, or the last listed.
+        /// A version or semver requirement, or none: the highest version listed.
         version: Option<String>,
     },
     /// A package folder.
@@ -91,24 +124,98 @@ pub struct InstallReport {
     pub still_approved: bool,
     /// Why the audit log could not record the install, if it could not (it stands).
     pub audit_warning: Option<String>,
+    /// The publisher's key id, `None` for an unsigned package.
+    pub publisher: Option<String>,
+    /// When an earlier approval's publisher differs from this package's: (approved, now), key
+    /// ids (`None`: unsigned). Such an approval is voided.
+    pub publisher_changed: Option<(Option<String>, Option<String>)>,
+    /// The trusted hub it came from.
+    pub hub: Option<String>,
+}
+
+/// What an install may accept beyond the defaults.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InstallOptions {
+    /// A paid plugin (`--accept-price`).
+    pub accept_price: bool,
+    /// An unsigned package, or a hub location that is not trusted (`--allow-unsigned`).
+    pub allow_unsigned: bool,
+    /// A version older than the one installed (`--allow-downgrade`).
+    pub allow_downgrade: bool,
+    /// An upgrade (`tdm upgrade`): a new module signed by the approved publisher keeps the
+    /// approval when nothing else widened (permissions, intents, limits); the approval then
+    /// binds the new hash.
+    pub upgrade: bool,
+}
+
+/// The key id of a publisher key's base64 line (the line itself when it does not parse).
+fn key_id(base64: &str) -> String {
+    PublicKey::parse(base64).map_or_else(|_| files::quoted(base64), |key| key.id())
+}
+
+/// Whether `offered` is an older semver version than `installed` (versions that are not
+/// semver are never called older).
+fn older(offered: &str, installed: &str) -> bool {
+    matches!((semver::Version::parse(offered), semver::Version::parse(installed)), (Ok(o), Ok(i)) if o < i)
 }
 
 /// Installs a package: verifies its hash and the module's load-time checks (no plugin code
 /// runs), copies it into the workspace (the manifest and module from the bytes verified, see
 /// [`package_copy`]) and records it as `installed`. A new module, a permission outside the
 /// approved set or an intent that was not approved voids an earlier approval.
-pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Result<InstallReport, OperatorError> {
-    let (package, price) = match source {
+pub fn install(
+    workspace: &Workspace,
+    source: &Source,
+    options: InstallOptions,
+) -> Result<InstallReport, OperatorError> {
+    match source {
         Source::Hub { hub, id, version } => {
-            let hub = Hub::open(hub)?;
-            let entry = hub.find(id, version.as_deref())?;
-            if entry.price.is_paid() && !accept_price {
+            let opened = trusted_hubs::open(workspace, hub, options.allow_unsigned)?;
+            let entry = opened.hub.find(id, version.as_deref())?;
+            if entry.price.is_paid() && !options.accept_price {
                 return Err(OperatorError::PriceNotAccepted(entry.price.to_string()));
             }
-            (hub.package(entry)?, entry.price.to_string())
+            // An HTTP hub's package is fetched here first; removed when the install ends.
+            let download = workspace.dir.join(PACKAGES_DIR).join(format!(".download-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&download);
+            let result = match opened.package(entry, &download) {
+                Ok(package) => {
+                    finish_install(workspace, package, entry.price.to_string(), opened.trusted.clone(), options)
+                }
+                Err(e) => Err(e.into()),
+            };
+            let _ = std::fs::remove_dir_all(&download);
+            result
         }
-        Source::Folder(dir) => (Package::read(dir)?, "free".to_string()),
-    };
+        Source::Folder(dir) => finish_install(workspace, Package::read(dir)?, "free".to_string(), None, options),
+    }
+}
+
+/// [`install`] of a package read and verified: the load-time checks, the publisher and
+/// downgrade rules, the copy into the workspace and the state's record.
+fn finish_install(
+    workspace: &Workspace,
+    package: Package,
+    price: String,
+    from_hub: Option<String>,
+    options: InstallOptions,
+) -> Result<InstallReport, OperatorError> {
+    let publisher = package.files.publisher.as_ref().map(|(key, _)| key.base64());
+    if publisher.is_none() && !options.allow_unsigned {
+        return Err(OperatorError::Unsigned(files::quoted(&package.manifest.id)));
+    }
+    if !options.allow_downgrade {
+        let state = workspace.read_state()?;
+        if let Some(installed) = state.plugins.get(&package.manifest.id) {
+            if older(&package.manifest.version, &installed.version) {
+                return Err(OperatorError::Downgrade {
+                    id: files::quoted(&package.manifest.id),
+                    installed: files::quoted(&installed.version),
+                    offered: files::quoted(&package.manifest.version),
+                });
+            }
+        }
+    }
     let inspection = Plugin::inspect(&package.module, &package.policy(), Profile::Marketplace)
         .map_err(|f| OperatorError::Rejected(f.to_string()))?;
     if let Some(failure) = inspection.failures.first() {
@@ -130,10 +237,18 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
         let previous = state.plugins.get(&manifest.id);
         let mut approval = previous.and_then(|p| p.approval.clone());
         let mut voided = false;
+        let mut publisher_changed = None;
         if let Some(existing) = &approval {
             let approved = contour_core::Permissions::parse_all(existing.permissions.iter().map(String::as_str))
                 .unwrap_or_default();
-            if existing.sha256 != package.sha256
+            if existing.publisher != publisher {
+                publisher_changed = Some((existing.publisher.as_deref().map(key_id), publisher.as_deref().map(key_id)));
+            }
+            // The approved publisher vouches for its new module in an upgrade; nothing else
+            // may widen.
+            let vouched = options.upgrade && publisher.is_some() && publisher_changed.is_none();
+            if publisher_changed.is_some()
+                || (existing.sha256 != package.sha256 && !vouched)
                 || !covered(&package.requested, &approved)
                 || !existing.covers_intents(&manifest.intents)
                 || !manifest.policy.within(&existing.limits)
@@ -141,6 +256,9 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
                 approval = None;
                 voided = true;
             }
+        }
+        if let Some(kept) = approval.as_mut() {
+            kept.sha256 = package.sha256.clone();
         }
         let still_approved = approval.is_some();
         state.plugins.insert(
@@ -160,6 +278,8 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
                 approval,
                 revoked: false,
                 last_call: previous.and_then(|p| p.last_call.clone()),
+                publisher: publisher.clone(),
+                hub: from_hub.clone(),
             },
         );
         Ok(InstallReport {
@@ -169,11 +289,15 @@ pub fn install(workspace: &Workspace, source: &Source, accept_price: bool) -> Re
             approval_voided: voided,
             still_approved,
             audit_warning: None,
+            publisher: publisher.as_deref().map(key_id),
+            publisher_changed,
+            hub: from_hub.clone(),
         })
     });
     let _ = std::fs::remove_dir_all(&staging);
     let mut report = result?;
-    report.audit_warning = audit_action(workspace, "install", &report.id, &report.version, &report.sha256, None);
+    let action = if options.upgrade { "upgrade" } else { "install" };
+    report.audit_warning = audit_action(workspace, action, &report.id, &report.version, &report.sha256, None);
     Ok(report)
 }
 
@@ -197,6 +321,7 @@ pub fn state_on_disk(plugin: &InstalledPlugin, files: Option<&PackageFiles>) -> 
         sha256: &f.sha256,
         intents: &f.manifest.intents,
         limits: &f.manifest.policy,
+        publisher: f.manifest.publisher.as_deref().filter(|_| f.publisher.is_some()),
     }))
 }
 
@@ -290,6 +415,7 @@ pub fn approve(workspace: &Workspace, id: &str, package: &Package) -> Result<Opt
             package.manifest.intents.iter().map(|intent| (intent.name.clone(), intent.digest())).collect(),
         ),
         limits: package.manifest.policy.clone(),
+        publisher: package.files.publisher.as_ref().map(|(key, _)| key.base64()),
         at_ms: now_ms(),
     };
     workspace.update(|state| {
@@ -336,7 +462,7 @@ pub fn launch_refusal(id: &str, plugin: &InstalledPlugin, files: Option<&Package
         PluginState::Installed => Some(format!("It is installed but not approved: run `tdm approve {id}` first.")),
         PluginState::Revoked => Some("Its approval was revoked.".into()),
         PluginState::StaleApproval => {
-            Some("Its approval no longer matches the module, its permissions, its intents or its limits: approve it again.".into())
+            Some("Its approval no longer matches the module, its permissions, its intents, its limits or its publisher: approve it again (`tdm approve` shows what changed).".into())
         }
         PluginState::Modified => Some(
             "Its module in the workspace changed after it was installed (its hash is not the installed one): reinstall the package, then approve it."

@@ -67,6 +67,11 @@ pub struct Approval {
     /// before limits were bound has none: the defaults, the most a package may ask for).
     #[serde(default)]
     pub limits: PolicyOverrides,
+    /// The publisher approved: the minisign public key (base64) whose signature the package
+    /// carried, `None` for an unsigned package. A package signed by another key (or unsigned
+    /// now) does not hold this approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<String>,
     /// When, in ms since the epoch.
     pub at_ms: u64,
 }
@@ -130,6 +135,36 @@ pub struct InstalledPlugin {
     /// changed since; cleared by the next approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub voided: Option<Approval>,
+    /// The publisher's key (base64) whose signature verified at install; `None`: installed
+    /// unsigned (`--allow-unsigned`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<String>,
+    /// The trusted hub it was installed from, by name (`tdm outdated` and `tdm upgrade` look
+    /// there); `None` for a folder or an untrusted hub location.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hub: Option<String>,
+}
+
+/// A hub the operator trusts (`tdm hub add`): where it is, the key its index must be signed
+/// by, and the newest index seen from it (an older one is a rollback and is refused).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustedHub {
+    /// A folder path or an `https://` URL (`http://` for loopback only).
+    pub location: String,
+    /// The hub's minisign public key (base64).
+    pub key: String,
+    /// The `serial` of the newest index seen.
+    #[serde(default)]
+    pub serial: u64,
+    /// sha256 of that index's bytes: another index with the same serial is refused too.
+    #[serde(default)]
+    pub index_sha256: String,
+    /// How long one read of an HTTP hub may take, in seconds.
+    #[serde(default = "default_hub_timeout")]
+    pub timeout_secs: u64,
+    /// When it was added, in ms since the epoch.
+    pub added_ms: u64,
 }
 
 /// The workspace state file.
@@ -141,10 +176,21 @@ pub struct State {
     /// Installed plugins by id (an id listed twice is refused).
     #[serde(deserialize_with = "unique_plugins")]
     pub plugins: BTreeMap<String, InstalledPlugin>,
+    /// Trusted hubs by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "unique_hubs")]
+    pub hubs: BTreeMap<String, TrustedHub>,
 }
 
 /// The format version of the state file this tdm reads and writes.
 pub const STATE_VERSION: u32 = 1;
+
+fn default_hub_timeout() -> u64 {
+    crate::hub_fetch::DEFAULT_TIMEOUT_SECS
+}
+
+fn unique_hubs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, TrustedHub>, D::Error> {
+    crate::strict_map::unique_keys(d, "hub")
+}
 
 fn unique_plugins<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, InstalledPlugin>, D::Error> {
     crate::strict_map::unique_keys(d, "plugin")
@@ -179,6 +225,8 @@ pub enum ModuleCheck<'a> {
         intents: &'a [IntentInfo],
         /// The limits the manifest asks for.
         limits: &'a PolicyOverrides,
+        /// The publisher whose signature verified (its key, base64), `None` when unsigned.
+        publisher: Option<&'a str>,
     },
     /// The manifest or the module could not be read: nothing is verified, nothing is approved.
     Unreadable,
@@ -213,12 +261,13 @@ impl InstalledPlugin {
         let Some(approval) = &self.approval else {
             return PluginState::Installed;
         };
-        let ModuleCheck::Read { sha256: hash_on_disk, intents, limits } = on_disk else {
+        let ModuleCheck::Read { sha256: hash_on_disk, intents, limits, publisher } = on_disk else {
             return PluginState::Unverifiable;
         };
         let hash_ok = approval.sha256 == self.sha256 && hash_on_disk == approval.sha256;
         let perms_ok = self.requested.iter().all(|p| approval.permissions.contains(p));
-        if hash_ok && perms_ok && approval.covers_intents(intents) && limits.within(&approval.limits) {
+        let publisher_ok = approval.publisher.as_deref() == publisher && self.publisher.as_deref() == publisher;
+        if hash_ok && perms_ok && publisher_ok && approval.covers_intents(intents) && limits.within(&approval.limits) {
             PluginState::Approved
         } else {
             PluginState::StaleApproval
@@ -246,6 +295,10 @@ impl InstalledPlugin {
         if !valid_sha256(&self.sha256) {
             return Some(format!("sha256 `{}` is not 64 lower-case hex digits", quoted(&self.sha256)));
         }
+        let keys = [self.publisher.as_ref(), self.approval.as_ref().and_then(|a| a.publisher.as_ref())];
+        if let Some(e) = keys.into_iter().flatten().find_map(|key| crate::signing::PublicKey::parse(key).err()) {
+            return Some(format!("a publisher key: {e}"));
+        }
         if let Some(approval) = &self.approval {
             if !valid_sha256(&approval.sha256) {
                 return Some(format!(
@@ -261,7 +314,7 @@ impl InstalledPlugin {
 impl State {
     /// The state of a workspace with nothing installed (no state file yet).
     pub fn empty() -> Self {
-        Self { version: STATE_VERSION, plugins: BTreeMap::new() }
+        Self { version: STATE_VERSION, plugins: BTreeMap::new(), hubs: BTreeMap::new() }
     }
 
     /// Parses the bytes of a state file and checks every entry; `path` names the file in errors.
@@ -285,8 +338,18 @@ impl State {
                 self.version
             ));
         }
-        self.plugins.iter().find_map(|(id, plugin)| {
+        let plugin = self.plugins.iter().find_map(|(id, plugin)| {
             plugin.problem(id).map(|why| format!("entry `{}`: {why}", files::truncated(id, 80)))
+        });
+        plugin.or_else(|| {
+            self.hubs.iter().find_map(|(name, hub)| {
+                let why = if !valid_id(name) {
+                    Some("the name is not letters, digits, `-`, `_` or `.`".to_string())
+                } else {
+                    crate::signing::PublicKey::parse(&hub.key).err().map(|e| format!("its key: {e}"))
+                };
+                why.map(|why| format!("hub `{}`: {why}", files::truncated(name, 80)))
+            })
         })
     }
 }
@@ -455,6 +518,8 @@ mod tests {
             revoked: false,
             last_call: None,
             voided: None,
+            publisher: None,
+            hub: None,
         };
         workspace.update(|state| Ok(state.plugins.insert("p".into(), entry("free".into())))).unwrap();
         let before = std::fs::read(workspace.state_path()).unwrap();

@@ -15,7 +15,11 @@ use support::{install_approved, package, stderr, tdm, text, OK};
 fn workspace(dir: &Path) -> std::path::PathBuf {
     let ws = dir.join("ws");
     install_approved(&ws, &package(dir, "a-pkg", "a", OK, &[("x", "")], ""));
-    let out = tdm(&ws, &["install", &package(dir, "b-pkg", "b", OK, &[("x", "")], "").display().to_string()], b"");
+    let out = tdm(
+        &ws,
+        &["install", "--allow-unsigned", &package(dir, "b-pkg", "b", OK, &[("x", "")], "").display().to_string()],
+        b"",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     ws.join("state.json")
 }
@@ -78,7 +82,7 @@ fn hub(dir: &Path, index: &str) -> String {
     let hub = dir.join("hub");
     let from = support::repo().join("examples/hub/echo-1.0.0");
     std::fs::create_dir_all(hub.join("echo-1.0.0/dist")).unwrap();
-    for name in ["plugin.toml", "dist/echo.wat"] {
+    for name in ["plugin.toml", "plugin.toml.minisig", "dist/echo.wat"] {
         if from.join(name).exists() {
             std::fs::copy(from.join(name), hub.join("echo-1.0.0").join(name)).unwrap();
         }
@@ -98,7 +102,8 @@ fn a_hub_index_listing_a_version_twice_or_of_an_unknown_format_is_refused() {
     let twice = serde_json::json!({"plugins": [entry, other]}).to_string();
     let hub_dir = hub(dir.path(), &twice);
     let ws = dir.path().join("ws");
-    for args in [vec!["install", "echo", "--hub", &hub_dir], vec!["hub", "list", "--hub", &hub_dir]] {
+    for args in [vec!["install", "--allow-unsigned", "echo", "--hub", &hub_dir], vec!["hub", "list", "--hub", &hub_dir]]
+    {
         let out = tdm(&ws, &args, b"");
         assert_ne!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
         let err = stderr(&out);
@@ -107,11 +112,11 @@ fn a_hub_index_listing_a_version_twice_or_of_an_unknown_format_is_refused() {
     }
     assert!(!ws.join("state.json").exists(), "nothing was installed");
 
-    let newer = serde_json::json!({"version": 2, "plugins": [example["plugins"][0].clone()]}).to_string();
+    let newer = serde_json::json!({"version": 3, "plugins": [example["plugins"][0].clone()]}).to_string();
     let hub_dir = hub(dir.path(), &newer);
-    let out = tdm(&ws, &["install", "echo", "--hub", &hub_dir], b"");
+    let out = tdm(&ws, &["install", "--allow-unsigned", "echo", "--hub", &hub_dir], b"");
     assert_ne!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(stderr(&out).contains("format version is 2"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("format version is 3"), "{}", stderr(&out));
     // Version 1, named or not, is read.
     let named = serde_json::json!({"version": 1, "plugins": [example["plugins"][0].clone()]}).to_string();
     let hub_dir = hub(dir.path(), &named);

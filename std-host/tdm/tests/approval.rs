@@ -60,7 +60,7 @@ fn approved(ws: &Path) -> PathBuf {
     let module = marked("A");
     std::fs::write(source.join("dist/plugin.wat"), &module).unwrap();
     std::fs::write(source.join("plugin.toml"), manifest(&module)).unwrap();
-    let out = tdm(ws, &["install", &source.display().to_string()]);
+    let out = tdm(ws, &["install", "--allow-unsigned", &source.display().to_string()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let out = tdm(ws, &["approve", "p", "--yes"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

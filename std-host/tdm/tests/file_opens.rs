@@ -106,7 +106,7 @@ fn the_workspace_state_and_its_lock_are_never_read_or_written_through_a_fifo_or_
             plant(&ws.join(name), how, &outside);
             let pkg = support::package(dir.path(), "pkg", "p", support::OK, &[("x", "")], "");
             // Reads the state (status) and writes it under the lock (install).
-            for args in [vec!["workspace", "status"], vec!["install", pkg.to_str().unwrap()]] {
+            for args in [vec!["workspace", "status"], vec!["install", "--allow-unsigned", pkg.to_str().unwrap()]] {
                 if name == "state.lock" && args[0] == "workspace" {
                     continue; // status takes no lock
                 }

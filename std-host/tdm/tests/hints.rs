@@ -75,9 +75,9 @@ fn a_module_file_given_where_an_id_goes_and_back() {
 #[test]
 fn install_of_a_hub_id_without_hub_names_the_flag() {
     let dir = tempfile::tempdir().unwrap();
-    let out = tdm(dir.path(), &["install", "echo"], b"");
+    let out = tdm(dir.path(), &["install", "--allow-unsigned", "echo"], b"");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(stderr(&out).contains("`tdm install echo --hub DIR`"), "{}", text(&out));
+    assert!(stderr(&out).contains("`tdm install echo --hub NAME`"), "{}", text(&out));
     assert!(!stderr(&out).contains("plugin.toml"), "{}", text(&out));
     flags_exist(dir.path(), &["install"], &stderr(&out));
 }

@@ -77,7 +77,7 @@ fn package(dir: &Path) {
 }
 
 fn install(ws: &Path, dir: &Path) -> Output {
-    tdm(ws, &["install", &dir.display().to_string()])
+    tdm(ws, &["install", "--allow-unsigned", &dir.display().to_string()])
 }
 
 /// Nothing of a refused install is left in the workspace.
@@ -198,7 +198,7 @@ fn hub_entries_are_validated_at_open_and_never_panic() {
         entry[field] = value;
         let hub = hub_with(entry);
         let hub = hub.path().display().to_string();
-        for args in [vec!["hub", "list", "--hub", &hub], vec!["install", "p", "--hub", &hub]] {
+        for args in [vec!["hub", "list", "--hub", &hub], vec!["install", "--allow-unsigned", "p", "--hub", &hub]] {
             let out = tdm(ws.path(), &args);
             assert_eq!(out.status.code(), Some(1), "{field} {args:?}: {}", text(&out));
             assert!(text(&out).contains("entry 1") && text(&out).contains(expected), "{field}: {}", text(&out));
@@ -261,7 +261,7 @@ fn a_hub_package_folder_reached_through_a_symlink_is_refused() {
         json!({"id": "p", "version": "1.0.0", "sha256": hex(MODULE.as_bytes()), "price": "free", "path": "sub/p"});
     std::fs::write(hub.join("index.json"), json!({ "plugins": [entry] }).to_string()).unwrap();
     let ws = tmp.path().join("ws");
-    let out = tdm(&ws, &["install", "p", "--hub", &hub.display().to_string()]);
+    let out = tdm(&ws, &["install", "--allow-unsigned", "p", "--hub", &hub.display().to_string()]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         text(&out).contains("is a symbolic link; a package folder must be a directory inside the hub"),
@@ -273,7 +273,7 @@ fn a_hub_package_folder_reached_through_a_symlink_is_refused() {
     // The same package in a real folder of the hub installs.
     std::fs::remove_file(hub.join("sub/p")).unwrap();
     package(&hub.join("sub/p"));
-    let out = tdm(&ws, &["install", "p", "--hub", &hub.display().to_string()]);
+    let out = tdm(&ws, &["install", "--allow-unsigned", "p", "--hub", &hub.display().to_string()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 

@@ -33,7 +33,7 @@ fn an_installed_plugin_launches_lazily_with_the_same_fuel() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path();
     let hub = repo().join("examples/hub").display().to_string();
-    assert!(tdm(ws, &["install", "echo", "--hub", &hub]).status.success());
+    assert!(tdm(ws, &["install", "--allow-unsigned", "echo", "--hub", &hub]).status.success());
     assert!(tdm(ws, &["approve", "echo", "--yes"]).status.success());
     let workspace = Workspace::open(ws.to_path_buf()).unwrap();
     let session = Session::open_installed(&workspace, "echo", SessionOptions::default()).expect("approved");

@@ -27,7 +27,7 @@ fn every_command_prints_one_json_document() {
     let echo = echo();
     let steps: Vec<(Vec<&str>, &str, &str)> = vec![
         (vec!["hub", "list", "--hub", &hub, "--json"], "plugins", ""),
-        (vec!["install", &pkg, "--json"], "status", "installed"),
+        (vec!["install", "--allow-unsigned", &pkg, "--json"], "status", "installed"),
         (vec!["approve", "ok", "--yes", "--json"], "status", "approved"),
         (vec!["call", "ok", "ping", "--json"], "status", "completed"),
         (vec!["workspace", "status", "--json", "--workspace", &ws_text], "plugins", ""),
@@ -57,7 +57,7 @@ fn errors_with_json_are_json_on_stdout() {
         vec!["inspect", "/nonexistent.wasm", "--json"],
         vec!["run", "/nonexistent.wasm", "x", "--json"],
         vec!["call", "ghost.wat", "x", "--json"],
-        vec!["install", "nothing-here", "--json"],
+        vec!["install", "--allow-unsigned", "nothing-here", "--json"],
         vec!["approve", "ghost", "--yes", "--json"],
         vec!["revoke", "ghost", "--json"],
         vec!["hub", "list", "--hub", "/nonexistent", "--json"],
@@ -146,7 +146,7 @@ fn approve_json_without_a_terminal_prints_only_the_error_document_on_stdout() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     let pkg = package(dir.path(), "pkg", "ok", OK, &[("ping", "answers ok")], "");
-    let installed = tdm(&ws, &["install", &pkg.display().to_string(), "--json"], b"");
+    let installed = tdm(&ws, &["install", "--allow-unsigned", &pkg.display().to_string(), "--json"], b"");
     assert_eq!(installed.status.code(), Some(0), "{}", text(&installed));
     // No --yes, stdin not a terminal: refused. The summary of what would be approved is for
     // the operator's eyes (stderr); stdout is the one JSON document.
@@ -175,7 +175,7 @@ fn a_hub_folder_or_package_that_is_not_there_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     for args in [
         vec!["hub", "list", "--hub", "/nonexistent-hub", "--json"],
-        vec!["install", "echo", "--hub", "/nonexistent-hub", "--json"],
+        vec!["install", "--allow-unsigned", "echo", "--hub", "/nonexistent-hub", "--json"],
     ] {
         let out = tdm(dir.path(), &args, b"");
         assert_eq!(out.status.code(), Some(2), "exit 2 like any path that cannot be read: {args:?}: {}", text(&out));

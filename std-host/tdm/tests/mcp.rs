@@ -24,7 +24,7 @@ fn workspace(dir: &Path) -> PathBuf {
     install_approved(&ws, &package(dir, "echo-pkg", "echo", &echo, &[("greet", "Returns its params.")], ""));
     install_approved(&ws, &package(dir, "spin-pkg", "spin", SPIN, &[("spin", "Never ends.")], ""));
     let pending = package(dir, "pending-pkg", "pending", &echo, &[("greet", "Not approved.")], "");
-    let out = tdm(&ws, &["install", &pending.display().to_string()], b"");
+    let out = tdm(&ws, &["install", "--allow-unsigned", &pending.display().to_string()], b"");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     ws
 }

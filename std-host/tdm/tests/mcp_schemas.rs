@@ -127,7 +127,7 @@ fn approve_shows_and_binds_the_schemas() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     let pkg = package(dir.path(), "pkg", INTENTS);
-    let out = tdm(&ws, &["install", &pkg.display().to_string()], b"");
+    let out = tdm(&ws, &["install", "--allow-unsigned", &pkg.display().to_string()], b"");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let out = tdm(&ws, &["approve", "echo", "--yes"], b"");
     let card = text(&out);
@@ -177,7 +177,7 @@ fn a_schema_that_cannot_be_trusted_is_refused_at_install() {
     {
         let intents = format!("[[intents]]\nname = \"greet\"\ndescription = \"d\"\nparams = {params}\n");
         let pkg = package(dir.path(), &format!("bad{n}"), &intents);
-        let out = tdm(&ws, &["install", &pkg.display().to_string()], b"");
+        let out = tdm(&ws, &["install", "--allow-unsigned", &pkg.display().to_string()], b"");
         assert_ne!(out.status.code(), Some(0), "{params}");
         assert!(text(&out).contains(why), "{params}: {}", text(&out));
     }

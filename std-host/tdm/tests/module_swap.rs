@@ -78,6 +78,9 @@ fn a_changed_approval_stops_an_open_repl_at_its_next_intent() {
             package(dir.path(), "lower", "ok", OK, &[("ping", "answers ok")], "[policy]\nfuel_per_intent = 1000000");
         let target = if change == "install" { lower.display().to_string() } else { "ok".to_string() };
         let mut args = vec![change, target.as_str()];
+        if change == "install" {
+            args.push("--allow-unsigned");
+        }
         if change == "approve" {
             args.push("--yes");
         }

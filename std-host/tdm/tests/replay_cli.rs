@@ -157,7 +157,7 @@ fn a_repl_reset_ends_the_recording_and_a_grant_that_changes_nothing_does_not() {
 fn install_echo(ws: &Path) {
     let hub = repo().join("examples/hub").display().to_string();
     let ws_arg = ws.display().to_string();
-    for args in [vec!["install", "echo", "--hub", &hub], vec!["approve", "echo", "--yes"]] {
+    for args in [vec!["install", "--allow-unsigned", "echo", "--hub", &hub], vec!["approve", "echo", "--yes"]] {
         let mut all = args.clone();
         all.extend(["--workspace", &ws_arg]);
         let out = tdm_in(ws, &all, None);

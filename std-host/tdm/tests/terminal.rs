@@ -236,7 +236,7 @@ fn approve_shows_the_package_escaped_so_no_line_can_be_hidden() {
     let label = format!("{UP_ERASE}{UP_ERASE}harmless{OSC52}");
     let pkg = package(dir.path(), "sneaky", &label);
     let ws = dir.path().join("ws");
-    let installed = tdm(&ws, &["install", &pkg], b"");
+    let installed = tdm(&ws, &["install", "--allow-unsigned", &pkg], b"");
     assert_eq!(installed.status.code(), Some(0), "{:?}", safe(&installed));
     let out = tdm(&ws, &["approve", "sneaky", "--yes"], b"");
     assert_eq!(out.status.code(), Some(0));
@@ -249,7 +249,7 @@ fn approve_shows_the_package_escaped_so_no_line_can_be_hidden() {
 fn install_refusals_quoting_the_manifest_are_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = package(dir.path(), &format!("evil{UP_ERASE}"), "x");
-    let out = tdm(&dir.path().join("ws"), &["install", &pkg], b"");
+    let out = tdm(&dir.path().join("ws"), &["install", "--allow-unsigned", &pkg], b"");
     assert_ne!(out.status.code(), Some(0));
     let (_, stderr) = safe(&out);
     assert!(stderr.contains(&format!("evil{UP_ERASE_SHOWN}")), "{stderr}");

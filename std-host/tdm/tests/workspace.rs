@@ -109,7 +109,7 @@ fn install_approve_call_revoke_and_uninstall() {
     let listed = Command::new(env!("CARGO_BIN_EXE_tdm")).args(["hub", "list", "--hub", &hub.path()]).output().unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains("marked"));
 
-    let installed = tdm(ws, &["install", "marked", "--hub", &hub.path()]);
+    let installed = tdm(ws, &["install", "--allow-unsigned", "marked", "--hub", &hub.path()]);
     assert_eq!(installed.status.code(), Some(0), "{}", text(&installed));
     assert!(!text(&installed).contains("MARKER"), "install ran plugin code");
     assert_eq!(state_of(ws, "marked"), "installed");
@@ -191,7 +191,7 @@ fn a_tampered_module_is_refused_and_nothing_is_written() {
     hub.add("victim", "1.0.0", MARKED, &[], "free".into());
     std::fs::write(hub.dir.path().join("victim-1.0.0/dist/plugin.wat"), MARKED.replace("MARKER", "EVILER")).unwrap();
     let ws = tempfile::tempdir().unwrap();
-    let out = tdm(ws.path(), &["install", "victim", "--hub", &hub.path()]);
+    let out = tdm(ws.path(), &["install", "--allow-unsigned", "victim", "--hub", &hub.path()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out).contains("hash mismatch"), "{}", text(&out));
     assert!(!ws.path().join("state.json").exists());
@@ -204,17 +204,17 @@ fn a_new_version_or_wider_permissions_void_the_approval() {
     hub.add("p", "1.0.0", MARKED, &["context:read"], "free".into());
     let ws = tempfile::tempdir().unwrap();
     let ws = ws.path();
-    assert_eq!(tdm(ws, &["install", "p@1.0.0", "--hub", &hub.path()]).status.code(), Some(0));
+    assert_eq!(tdm(ws, &["install", "--allow-unsigned", "p@1.0.0", "--hub", &hub.path()]).status.code(), Some(0));
     assert_eq!(tdm(ws, &["approve", "p", "--yes"]).status.code(), Some(0));
     assert_eq!(status(ws)["plugins"][0]["granted"], serde_json::json!(["context:read"]));
 
     // The same package again keeps the approval.
-    assert_eq!(tdm(ws, &["install", "p@1.0.0", "--hub", &hub.path()]).status.code(), Some(0));
+    assert_eq!(tdm(ws, &["install", "--allow-unsigned", "p@1.0.0", "--hub", &hub.path()]).status.code(), Some(0));
     assert_eq!(state_of(ws, "p"), "approved");
 
     // A new module voids it.
     hub.add("p", "1.1.0", &MARKED.replace("ok", "OK"), &["context:read"], "free".into());
-    let out = tdm(ws, &["install", "p@1.1.0", "--hub", &hub.path()]);
+    let out = tdm(ws, &["install", "--allow-unsigned", "p@1.1.0", "--hub", &hub.path()]);
     assert!(text(&out).contains("approve it again"), "{}", text(&out));
     assert_eq!(state_of(ws, "p"), "installed");
     assert_eq!(call(ws, "p").1["blockedReason"], "not_approved");
@@ -223,7 +223,7 @@ fn a_new_version_or_wider_permissions_void_the_approval() {
     assert_eq!(tdm(ws, &["approve", "p", "--yes"]).status.code(), Some(0));
     let dir = tempfile::tempdir().unwrap();
     package(dir.path(), "wider", "p", "1.1.0", &MARKED.replace("ok", "OK"), &["context:read", "vault:read"], "");
-    let out = tdm(ws, &["install", &dir.path().join("wider").display().to_string()]);
+    let out = tdm(ws, &["install", "--allow-unsigned", &dir.path().join("wider").display().to_string()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(state_of(ws, "p"), "installed");
 }
@@ -234,7 +234,7 @@ fn status_shows_a_module_changed_on_disk_as_modified() {
     hub.add("s", "1.0.0", MARKED, &[], "free".into());
     let ws = tempfile::tempdir().unwrap();
     let ws = ws.path();
-    tdm(ws, &["install", "s", "--hub", &hub.path()]);
+    tdm(ws, &["install", "--allow-unsigned", "s", "--hub", &hub.path()]);
     tdm(ws, &["approve", "s", "--yes"]);
     let before = status(ws);
     assert!(before["plugins"][0]["limits"]["fuelPerIntent"].is_u64(), "{before}");
@@ -258,11 +258,11 @@ fn a_paid_plugin_needs_the_price_accepted_and_still_waits_for_approval() {
     hub.add("paid", "1.0.0", MARKED, &[], serde_json::json!({"amount": "4.99", "currency": "USD"}));
     let ws = tempfile::tempdir().unwrap();
     let ws = ws.path();
-    let out = tdm(ws, &["install", "paid", "--hub", &hub.path()]);
+    let out = tdm(ws, &["install", "--allow-unsigned", "paid", "--hub", &hub.path()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out).contains("4.99 USD"), "{}", text(&out));
     assert_eq!(state_of(ws, "paid"), "absent");
-    let out = tdm(ws, &["install", "paid", "--hub", &hub.path(), "--accept-price"]);
+    let out = tdm(ws, &["install", "--allow-unsigned", "paid", "--hub", &hub.path(), "--accept-price"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(!text(&out).contains("MARKER"));
     assert_eq!(state_of(ws, "paid"), "installed");
@@ -280,7 +280,7 @@ fn manifests_are_parsed_strictly() {
     ];
     for (name, perms, extra, expected) in cases {
         package(dir.path(), name, name, "1.0.0", MARKED, perms, extra);
-        let out = tdm(ws.path(), &["install", &dir.path().join(name).display().to_string()]);
+        let out = tdm(ws.path(), &["install", "--allow-unsigned", &dir.path().join(name).display().to_string()]);
         if expected.is_empty() {
             assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out));
             let row = &status(ws.path())["plugins"][0];
@@ -291,7 +291,7 @@ fn manifests_are_parsed_strictly() {
         }
     }
     std::fs::remove_file(dir.path().join("fine/dist/plugin.wat")).unwrap();
-    let out = tdm(ws.path(), &["install", &dir.path().join("fine").display().to_string()]);
+    let out = tdm(ws.path(), &["install", "--allow-unsigned", &dir.path().join("fine").display().to_string()]);
     assert!(text(&out).contains("is missing"), "{}", text(&out));
 }
 
@@ -301,7 +301,7 @@ fn a_state_file_that_does_not_parse_is_reported_and_kept() {
     hub.add("x", "1.0.0", MARKED, &[], "free".into());
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("state.json"), "{ not json").unwrap();
-    let out = tdm(ws.path(), &["install", "x", "--hub", &hub.path()]);
+    let out = tdm(ws.path(), &["install", "--allow-unsigned", "x", "--hub", &hub.path()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("does not parse"), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(ws.path().join("state.json")).unwrap(), "{ not json");
@@ -324,7 +324,7 @@ fn concurrent_installs_leave_a_valid_state() {
         .iter()
         .map(|id| {
             Command::new(env!("CARGO_BIN_EXE_tdm"))
-                .args(["install", id, "--hub", &hub.path(), "--workspace"])
+                .args(["install", "--allow-unsigned", id, "--hub", &hub.path(), "--workspace"])
                 .arg(ws.path())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -354,7 +354,7 @@ fn a_process_killed_while_writing_never_leaves_a_corrupt_state() {
         seed ^= seed >> 7;
         seed ^= seed << 17;
         let mut child = Command::new(env!("CARGO_BIN_EXE_tdm"))
-            .args(["install", &format!("k{}", round % 4), "--hub", &hub.path(), "--workspace"])
+            .args(["install", "--allow-unsigned", &format!("k{}", round % 4), "--hub", &hub.path(), "--workspace"])
             .arg(ws.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -368,7 +368,7 @@ fn a_process_killed_while_writing_never_leaves_a_corrupt_state() {
         }
     }
     // The workspace still works after all that.
-    let out = tdm(ws.path(), &["install", "k0", "--hub", &hub.path()]);
+    let out = tdm(ws.path(), &["install", "--allow-unsigned", "k0", "--hub", &hub.path()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(state_of(ws.path(), "k0"), "installed");
 }
@@ -390,7 +390,7 @@ fn the_repl_runs_an_approved_plugin_from_piped_stdin() {
     hub.add("r", "1.0.0", MARKED, &[], "free".into());
     let ws = tempfile::tempdir().unwrap();
     let ws = ws.path();
-    tdm(ws, &["install", "r", "--hub", &hub.path()]);
+    tdm(ws, &["install", "--allow-unsigned", "r", "--hub", &hub.path()]);
     let refused = tdm(ws, &["repl", "r"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stdout).contains("not_approved"));
@@ -455,9 +455,12 @@ fn the_default_workspace_is_the_platform_data_folder_and_the_variable_shows_in_h
     // TDM_WORKSPACE is clap's, and an empty one is unset.
     assert_eq!(where_is(&[("TDM_WORKSPACE", "/tmp/elsewhere")]), PathBuf::from("/tmp/elsewhere"));
     assert_eq!(where_is(&[("TDM_WORKSPACE", "")]), home.path().join(".local/share/tdm"));
-    for command in
-        [&["call", "--help"][..], &["workspace", "status", "--help"], &["mcp", "--help"], &["install", "--help"]]
-    {
+    for command in [
+        &["call", "--help"][..],
+        &["workspace", "status", "--help"],
+        &["mcp", "--help"],
+        &["install", "--allow-unsigned", "--help"],
+    ] {
         let out = Command::new(env!("CARGO_BIN_EXE_tdm")).args(command).output().expect("tdm runs");
         assert!(text(&out).contains("[env: TDM_WORKSPACE"), "{command:?}: {}", text(&out));
     }
@@ -469,17 +472,23 @@ fn approve_after_an_update_shows_what_changed_since_the_last_approval() {
     let ws = ws.path();
     let dir = tempfile::tempdir().unwrap();
     package(dir.path(), "v1", "p", "1.0.0", MARKED, &["context:read"], "[policy]\nfuel_per_intent = 1000000\n");
-    assert_eq!(tdm(ws, &["install", &dir.path().join("v1").display().to_string()]).status.code(), Some(0));
+    assert_eq!(
+        tdm(ws, &["install", "--allow-unsigned", &dir.path().join("v1").display().to_string()]).status.code(),
+        Some(0)
+    );
     let first = text(&tdm(ws, &["approve", "p", "--yes"]));
     assert!(!first.contains("changed since"), "a first approval has nothing to compare: {first}");
     // Version 2: another module, one more permission, one more intent, the default fuel.
     let pong = "[[intents]]\nname = \"pong\"\ndescription = \"answers ok too\"\n";
     let v2 = MARKED.replace("ok", "OK");
     package(dir.path(), "v2", "p", "2.0.0", &v2, &["context:read", "vault:read"], pong);
-    let out = tdm(ws, &["install", &dir.path().join("v2").display().to_string()]);
+    let out = tdm(ws, &["install", "--allow-unsigned", &dir.path().join("v2").display().to_string()]);
     assert!(text(&out).contains("`tdm approve p` shows what changed"), "{}", text(&out));
     // Installed again before an approval: the voided approval stays the base.
-    assert_eq!(tdm(ws, &["install", &dir.path().join("v2").display().to_string()]).status.code(), Some(0));
+    assert_eq!(
+        tdm(ws, &["install", "--allow-unsigned", &dir.path().join("v2").display().to_string()]).status.code(),
+        Some(0)
+    );
     let card = text(&tdm(ws, &["approve", "p", "--yes"]));
     let diff: Vec<&str> = card
         .lines()
@@ -502,7 +511,10 @@ fn approve_after_an_update_shows_what_changed_since_the_last_approval() {
     assert_eq!(again["changes"], serde_json::json!([]), "{again}");
     // A narrower version: what it drops is shown, and does not widen.
     package(dir.path(), "v3", "p", "3.0.0", &v2, &["context:read"], "");
-    assert_eq!(tdm(ws, &["install", &dir.path().join("v3").display().to_string()]).status.code(), Some(0));
+    assert_eq!(
+        tdm(ws, &["install", "--allow-unsigned", &dir.path().join("v3").display().to_string()]).status.code(),
+        Some(0)
+    );
     let narrower = Command::new(env!("CARGO_BIN_EXE_tdm"))
         .args(["approve", "p", "--yes", "--json", "--workspace"])
         .arg(ws)

@@ -22,7 +22,11 @@ use support::{install_approved, package, tdm, text, OK};
 fn prepared(dir: &Path) -> (PathBuf, PathBuf) {
     let ws = dir.join("ws");
     install_approved(&ws, &package(dir, "pkg-a", "a", OK, &[("x", "ok")], ""));
-    let out = tdm(&ws, &["install", &package(dir, "pkg-b", "b", OK, &[("x", "ok")], "").display().to_string()], b"");
+    let out = tdm(
+        &ws,
+        &["install", "--allow-unsigned", &package(dir, "pkg-b", "b", OK, &[("x", "ok")], "").display().to_string()],
+        b"",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     (ws, package(dir, "pkg-c", "c", OK, &[("x", "ok")], ""))
 }
@@ -30,10 +34,15 @@ fn prepared(dir: &Path) -> (PathBuf, PathBuf) {
 /// The four operator commands, each of which writes the state.
 fn operations(c: &Path) -> Vec<Vec<String>> {
     let c = c.display().to_string();
-    [vec!["install", c.as_str()], vec!["approve", "b", "--yes"], vec!["revoke", "a"], vec!["uninstall", "a"]]
-        .into_iter()
-        .map(|args| args.into_iter().map(str::to_string).collect())
-        .collect()
+    [
+        vec!["install", "--allow-unsigned", c.as_str()],
+        vec!["approve", "b", "--yes"],
+        vec!["revoke", "a"],
+        vec!["uninstall", "a"],
+    ]
+    .into_iter()
+    .map(|args| args.into_iter().map(str::to_string).collect())
+    .collect()
 }
 
 /// Checks what a command under a fault did: a clear error naming `os_error`, exit 1 or 2,

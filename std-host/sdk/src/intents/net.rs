@@ -457,15 +457,7 @@ impl Net {
             )
         })?;
         let headers = parse_headers(request.headers)?;
-        let agent = ureq::Agent::new_with_config(
-            ureq::Agent::config_builder()
-                .max_redirects(0)
-                .http_status_as_error(false)
-                // No proxy from the environment: the request goes to the checked host.
-                .proxy(None)
-                .user_agent("contour-tdm")
-                .build(),
-        );
+        let agent = crate::http_agent::agent();
         let mut hop = Hop {
             url: request.url.to_string(),
             host: request.host.to_string(),

@@ -14,6 +14,7 @@ use std::io::IsTerminal;
 use tdm_sdk::changes::changes_since;
 use tdm_sdk::limits::format_size;
 use tdm_sdk::operator::{self, OperatorError};
+use tdm_sdk::package::Package;
 use tdm_sdk::workspace::{workspace_dir, Workspace};
 
 /// `tdm approve`'s flags.
@@ -63,6 +64,17 @@ pub fn approve(args: &ApproveArgs, _global: &GlobalArgs) -> u8 {
     run_approve(args).unwrap_or_else(|e| e.print(args.json.json))
 }
 
+/// The card's publisher line: the key whose signature verified, or a warning that nobody
+/// signed the package.
+fn publisher_line(package: &Package) -> String {
+    match &package.files.publisher {
+        Some((key, _)) => {
+            format!("key {} (minisign; its signature of plugin.toml verified; the approval binds it)", key.id())
+        }
+        None => "UNSIGNED: nobody vouches for who made this package (installed with --allow-unsigned)".to_string(),
+    }
+}
+
 fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
     let workspace = open(&args.ws)?;
     let (installed, package) = operator::installed_package(&workspace, &args.id)?;
@@ -85,6 +97,7 @@ fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
         }
         show(&format!("plugin:      {} {} ({})", manifest.id, manifest.version, manifest.name));
         show(&format!("module:      sha256 {}", manifest.sha256));
+        show(&format!("publisher:   {}", publisher_line(&package)));
         show(&format!(
             "permissions: {}",
             if permissions.is_empty() { "none".to_string() } else { permissions.join(", ") }
@@ -137,6 +150,7 @@ fn run_approve(args: &ApproveArgs) -> Result<u8, CliError> {
         terminal::out_json(
             &json!({
                 "status": "approved", "id": args.id, "version": manifest.version, "sha256": package.sha256,
+                "publisher": package.files.publisher.as_ref().map(|(key, _)| key.id()),
                 "permissions": permissions, "intents": intents,
                 "declared": manifest.intents.iter().map(super::inspect::intent_json).collect::<Vec<_>>(),
                 "changes": changes.iter().map(|c| json!({"change": c.to_string(), "widens": c.widens()})).collect::<Vec<_>>(),

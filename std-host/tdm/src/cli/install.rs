@@ -1,4 +1,4 @@
-//! `tdm install ID[@VERSION] --hub DIR` or `tdm install PATH`: verifies and copies a package
+//! `tdm install ID[@REQ] --hub NAME` or `tdm install PATH`: verifies and copies a package
 //! into the workspace as `installed` (pending approval). Nothing of the plugin runs.
 
 use super::args::{GlobalArgs, JsonArg, WorkspaceArg};
@@ -9,28 +9,37 @@ use crate::terminal::{self, errln, outln};
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
-use tdm_sdk::operator::{self, Source};
+use tdm_sdk::operator::{self, InstallOptions, InstallReport, Source};
 use tdm_sdk::package::PackageError;
 use tdm_sdk::workspace::{workspace_dir, Workspace};
 
 const EXAMPLES: &str = "\
 Examples:
-  tdm install echo --hub examples/hub
-  tdm install echo@1.0.0 --hub examples/hub --json
-  tdm install ./my-plugin          (a folder holding plugin.toml and dist/)";
+  tdm hub add bundled examples/hub --key examples/keys/bundled-hub.pub
+  tdm install echo --hub bundled
+  tdm install echo@^1.0 --hub bundled --json
+  tdm install ./my-plugin          (a folder holding plugin.toml, plugin.toml.minisig and dist/)
+  tdm install ./unsigned-plugin --allow-unsigned";
 
 /// `tdm install`'s flags.
 #[derive(Debug, Args)]
 #[command(after_help = EXAMPLES)]
 pub struct InstallArgs {
-    /// ID[@VERSION] with --hub, else a package folder
+    /// ID[@VERSION or semver requirement such as ^1.2] with --hub, else a package folder
     pub(crate) target: String,
-    /// The hub folder (holding index.json)
-    #[arg(long, value_name = "DIR")]
-    pub(crate) hub: Option<PathBuf>,
+    /// A trusted hub's name (`tdm hub add`), or with --allow-unsigned a hub folder
+    #[arg(long, value_name = "NAME|DIR", env = "TDM_HUB")]
+    pub(crate) hub: Option<String>,
     /// Accept a paid plugin's price (it still ends `installed`, pending approval)
     #[arg(long)]
     pub(crate) accept_price: bool,
+    /// Install an unsigned package, or from a hub folder that is not trusted (the approval card
+    /// says it is unsigned)
+    #[arg(long)]
+    pub(crate) allow_unsigned: bool,
+    /// Install a version older than the one installed
+    #[arg(long)]
+    pub(crate) allow_downgrade: bool,
     #[command(flatten)]
     pub(crate) ws: WorkspaceArg,
     #[command(flatten)]
@@ -40,6 +49,15 @@ pub struct InstallArgs {
 /// The first `chars` characters of `text` (a hash prefix to show; never splits a character).
 pub fn prefix(text: &str, chars: usize) -> &str {
     text.char_indices().nth(chars).map_or(text, |(end, _)| &text[..end])
+}
+
+/// Who signed what was installed, as one line.
+fn publisher_line(report: &InstallReport) -> String {
+    let from = report.hub.as_ref().map_or_else(String::new, |hub| format!(", from the trusted hub {hub}"));
+    match &report.publisher {
+        Some(key) => format!("publisher: key {key} (signature verified{from})"),
+        None => format!("publisher: UNSIGNED (installed with --allow-unsigned{from})"),
+    }
 }
 
 /// Runs `tdm install`; the exit code.
@@ -66,33 +84,57 @@ fn install(args: &InstallArgs) -> Result<u8, CliError> {
         }
     };
     let workspace = Workspace::open(workspace_dir(args.ws.workspace.as_deref()))?;
-    let report = operator::install(&workspace, &source, args.accept_price).map_err(|e| {
+    let options = InstallOptions {
+        accept_price: args.accept_price,
+        allow_unsigned: args.allow_unsigned,
+        allow_downgrade: args.allow_downgrade,
+        upgrade: false,
+    };
+    let report = operator::install(&workspace, &source, options).map_err(|e| {
         // Only a plugin the hub does not list: an index that does not parse fails `hub list` too.
         let missing = matches!(&e, operator::OperatorError::Package(PackageError::NotInHub(_)));
         let error = CliError::from(e);
         if missing {
-            error.hint("`tdm hub list --hub DIR` lists what the hub offers")
+            error.hint("`tdm hub list NAME` lists what the hub offers")
         } else {
             error
         }
     })?;
+    print_report(&workspace, &report, args.json.json)
+}
+
+/// Prints what an install or upgrade did: one JSON document with `--json`, else lines.
+pub(crate) fn print_report(workspace: &Workspace, report: &InstallReport, json: bool) -> Result<u8, CliError> {
     if let Some(warning) = &report.audit_warning {
         errln!("tdm: warning: {warning}");
     }
-    let (_, package) = operator::installed_package(&workspace, &report.id)?;
+    let (_, package) = operator::installed_package(workspace, &report.id)?;
     let intents: Vec<String> = package.manifest.intents.iter().map(|i| i.name.clone()).collect();
     let state = if report.still_approved { "approved" } else { "installed" };
-    if args.json.json {
+    if json {
         terminal::out_json(
             &json!({
                 "status": "installed", "id": report.id, "version": report.version, "sha256": report.sha256,
                 "state": state, "approvalVoided": report.approval_voided, "intents": intents,
+                "publisher": report.publisher, "hub": report.hub,
+                "publisherChanged": report.publisher_changed.as_ref().map(|(from, to)| json!({"from": from, "to": to})),
             })
             .to_string(),
         );
         return Ok(EXIT_COMPLETED);
     }
     outln!("installed {}@{} (sha256 {})", report.id, report.version, prefix(&report.sha256, 12));
+    outln!("{}", publisher_line(report));
+    if let Some((from, to)) = &report.publisher_changed {
+        let key =
+            |k: &Option<String>| k.as_ref().map_or_else(|| "nobody (unsigned)".to_string(), |k| format!("key {k}"));
+        errln!(
+            "tdm: WARNING: THE PUBLISHER CHANGED. The approved version was signed by {}; this one by {}. \
+             The approval is void: approve it again only if you trust the new publisher.",
+            key(from),
+            key(to)
+        );
+    }
     if report.approval_voided {
         outln!("its earlier approval no longer covers this module, its permissions, its intents or its limits: approve it again (`tdm approve {}` shows what changed)", report.id);
     }

@@ -67,7 +67,7 @@ pub fn call_of_file(id: &str, method: &str) -> Option<String> {
 /// An unknown id given to `tdm call`: where to look, and how to run a module file instead.
 pub fn unknown_id_for_call(id: &str, method: &str) -> String {
     format!(
-        "`tdm workspace status` lists the installed plugins and `tdm install {id} --hub DIR` installs one; \
+        "`tdm workspace status` lists the installed plugins and `tdm install {id} --hub NAME` installs one; \
          to run a module file instead: `tdm run FILE {method}`"
     )
 }
@@ -88,7 +88,7 @@ pub fn install_without_hub(target: &str) -> Option<String> {
     let id = target.split_once('@').map_or(target, |(id, _)| id);
     if valid_id(id) && !target.contains('/') {
         Some(format!(
-            "`{target}` is not a package folder; to install plugin `{id}` from a hub: `tdm install {target} --hub DIR`"
+            "`{target}` is not a package folder; to install plugin `{id}` from a hub: `tdm install {target} --hub NAME`"
         ))
     } else {
         Some(format!("`{target}` is not a package folder (a folder holding plugin.toml and dist/)"))
@@ -116,7 +116,7 @@ mod tests {
         assert!(looks_like_path("missing.wasm") && looks_like_path("./x") && looks_like_path("a/b"));
         assert!(looks_like_path("echo.wat") && looks_like_path("has space"));
         assert!(!looks_like_path("echo") && !looks_like_path("json-tools") && !looks_like_path("v1.2"));
-        assert!(install_without_hub("echo@1.0.0").unwrap().contains("--hub DIR"));
+        assert!(install_without_hub("echo@1.0.0").unwrap().contains("--hub NAME"));
         assert!(call_of_file("echo.wat", "greet").unwrap().contains("tdm run echo.wat greet"));
         assert_eq!(call_of_file("echo", "greet"), None);
     }

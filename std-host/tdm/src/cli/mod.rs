@@ -13,14 +13,19 @@ pub mod call;
 pub mod completions;
 pub mod exec;
 pub mod hub;
+pub mod hub_publish;
 pub mod inspect;
 pub mod install;
+pub mod key;
 pub mod misread;
+pub mod new;
+pub mod pack;
 pub mod repl;
 pub mod replay;
 pub mod report;
 pub mod run;
 pub mod status;
+pub mod upgrade;
 
 pub use crate::exit::*;
 
@@ -36,7 +41,8 @@ Examples:
   tdm inspect plugin.wasm --json
   tdm repl plugin.wasm
   tdm run plugin.wasm greet --record greet.trace && tdm replay greet.trace
-  tdm install echo --hub examples/hub && tdm approve echo --yes && tdm call echo greet
+  tdm hub add bundled examples/hub --key examples/keys/bundled-hub.pub
+  tdm install echo --hub bundled && tdm approve echo --yes && tdm call echo greet
   tdm completions bash > ~/.local/share/bash-completion/completions/tdm";
 
 /// What `tdm --help` opens with: what tdm is.
@@ -74,10 +80,18 @@ pub enum Command {
     Exec(exec::ExecArgs),
     /// Show a module's intents, exports, imports (allowed or rejected, and why), memory and verdict.
     Inspect(inspect::InspectArgs),
+    /// Write a package folder from a module: plugin.toml, dist/, and signed with --key.
+    Pack(pack::PackArgs),
+    /// Make a signing key pair (NAME.key, NAME.pub) for packages and hubs.
+    Key(key::KeyArgs),
     /// List a hub folder's plugins.
     Hub(hub::HubArgs),
-    /// Install a plugin from a hub (ID[@VERSION] --hub DIR) or a package folder (PATH). Never runs it.
+    /// Install a plugin from a trusted hub (ID[@VERSION] --hub NAME) or a package folder (PATH). Never runs it.
     Install(install::InstallArgs),
+    /// List the installed plugins whose trusted hub offers a newer version.
+    Outdated(upgrade::OutdatedArgs),
+    /// Install the newest version of a plugin from its trusted hub.
+    Upgrade(upgrade::UpgradeArgs),
     /// Approve an installed plugin's launch, bound to its module hash and requested permissions.
     Approve(approve::ApproveArgs),
     /// Withdraw a plugin's approval.
@@ -96,6 +110,8 @@ pub enum Command {
     Mcp(crate::mcp::McpArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
+    /// Create a plugin project folder (Rust, C or AssemblyScript) that builds with one `make`.
+    New(new::NewArgs),
 }
 
 /// Runs one parsed subcommand; the exit code.
@@ -106,8 +122,12 @@ fn dispatch(command: &Command, global: &GlobalArgs) -> u8 {
         Command::Repl(args) => repl::main(args, global),
         Command::Exec(args) => exec::main(args, global),
         Command::Inspect(args) => inspect::main(args, global),
+        Command::Pack(args) => pack::main(args, global),
+        Command::Key(args) => key::main(args, global),
         Command::Hub(args) => hub::main(args, global),
         Command::Install(args) => install::main(args, global),
+        Command::Outdated(args) => upgrade::outdated(args, global),
+        Command::Upgrade(args) => upgrade::upgrade(args, global),
         Command::Approve(args) => approve::approve(args, global),
         Command::Revoke(args) => approve::revoke(args, global),
         Command::Uninstall(args) => approve::uninstall(args, global),
@@ -116,6 +136,7 @@ fn dispatch(command: &Command, global: &GlobalArgs) -> u8 {
         Command::Replay(args) => replay::main(args, global),
         Command::Mcp(args) => crate::mcp::main(args, global),
         Command::Completions(args) => completions::main(args, global),
+        Command::New(args) => new::main(args, global),
     }
 }
 

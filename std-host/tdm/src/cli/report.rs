@@ -7,11 +7,13 @@ use crate::terminal::{self, errln};
 use serde_json::{json, Value};
 use tdm_sdk::files::output::Outputs;
 use tdm_sdk::files::FileError;
+use tdm_sdk::hub_fetch::FetchError;
 use tdm_sdk::module_file::WatError;
 use tdm_sdk::operator::OperatorError;
 use tdm_sdk::package::PackageError;
 use tdm_sdk::package_copy::CopyError;
 use tdm_sdk::session::{RunReport, Session, SessionError};
+use tdm_sdk::trusted_hubs::HubError;
 use tdm_sdk::workspace::WorkspaceError;
 
 /// What kind of failure ended a subcommand.
@@ -170,11 +172,17 @@ impl From<OperatorError> for CliError {
             OperatorError::Io(..)
             | OperatorError::Copy(CopyError::Io(..))
             | OperatorError::Workspace(WorkspaceError::Io(..) | WorkspaceError::CorruptState(..))
-            | OperatorError::Package(PackageError::Io(..) | PackageError::File(FileError::Io { .. })) => ErrorKind::Io,
+            | OperatorError::Package(PackageError::Io(..) | PackageError::File(FileError::Io { .. }))
+            | OperatorError::Hub(
+                HubError::Workspace(WorkspaceError::Io(..) | WorkspaceError::CorruptState(..))
+                | HubError::Package(PackageError::Io(..) | PackageError::File(FileError::Io { .. }))
+                | HubError::Fetch(FetchError::Transport { .. } | FetchError::Timeout { .. } | FetchError::Status { .. }),
+            ) => ErrorKind::Io,
             // A hub folder or package file that is not there is a path typed wrong, as for
             // every other file tdm is given (exit 2), not a refusal.
             OperatorError::Package(PackageError::File(FileError::NotFound { .. }))
             | OperatorError::Package(PackageError::NotInHub(_))
+            | OperatorError::Hub(HubError::Package(PackageError::File(FileError::NotFound { .. })))
             | OperatorError::Workspace(WorkspaceError::NotInstalled(_)) => ErrorKind::Usage,
             _ => ErrorKind::Refused,
         };

@@ -76,7 +76,7 @@ fn status(ws: &WorkspaceArg, json: bool) -> Result<u8, CliError> {
         outln!("audit log: none yet (it will be {})", audit_path.display());
     }
     if rows.is_empty() {
-        outln!("no plugins installed (tdm install ID --hub DIR, or tdm install PATH)");
+        outln!("no plugins installed (tdm install ID --hub NAME, or tdm install PATH)");
         return Ok(EXIT_COMPLETED);
     }
     table(&rows).print();

@@ -79,7 +79,7 @@ def workspace(tdm: str, repo: str, root: str) -> str:
                 + (SCHEMAS if plugin == "echo" else "")
             )
         env = dict(os.environ, TDM_WORKSPACE=ws)
-        subprocess.run([tdm, "install", package], check=True, capture_output=True, env=env)
+        subprocess.run([tdm, "install", "--allow-unsigned", package], check=True, capture_output=True, env=env)
         if approved:
             subprocess.run([tdm, "approve", plugin, "--yes"], check=True, capture_output=True, env=env)
     return ws
