@@ -38,6 +38,14 @@ demo: build rust-examples
 	@echo
 	@echo '$$ tdm run examples/echo/echo.wat greet --params '"'"'{"name":"Ada"}'"'"''
 	@$(TDM) run examples/echo/echo.wat greet --params '{"name":"Ada"}'
+	@echo
+	@rm -rf target/demo-workspace
+	@echo '$$ tdm hub add bundled examples/hub --key examples/keys/bundled-hub.pub   (workspace: target/demo-workspace)'
+	@TDM_WORKSPACE=target/demo-workspace $(TDM) hub add bundled examples/hub --key examples/keys/bundled-hub.pub
+	@echo '$$ tdm install echo --hub bundled && tdm approve echo --yes && tdm call echo greet --params '"'"'{"name":"Ada"}'"'"''
+	@TDM_WORKSPACE=target/demo-workspace $(TDM) install echo --hub bundled
+	@TDM_WORKSPACE=target/demo-workspace $(TDM) approve echo --yes
+	@TDM_WORKSPACE=target/demo-workspace $(TDM) call echo greet --params '{"name":"Ada"}'
 
 fmt-check:
 	$(CARGO) fmt --all --check
@@ -52,7 +60,13 @@ ORIGIN_DIR := $(shell git remote get-url origin 2>/dev/null)
 WASI_TESTSUITE ?= $(or $(abspath $(firstword $(wildcard ../shared/wasi-testsuite $(if $(ORIGIN_DIR),$(ORIGIN_DIR)/../shared/wasi-testsuite)))),skip)
 export WASI_TESTSUITE
 
-unit: examples
+# Debian's minisign: std-host/tdm/tests/publishing.rs checks that it and tdm verify each other's
+# signatures and keys (installed when missing).
+.PHONY: minisign
+minisign:
+	@command -v minisign >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y minisign)
+
+unit: examples minisign
 	@echo 'WASI test suite: $(WASI_TESTSUITE)'
 	$(CARGO) test --workspace
 
