@@ -10,7 +10,8 @@ pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 export TDM_WORKSPACE=$tmp/ws
-"$tdm" install echo --hub examples/hub >/dev/null
+"$tdm" hub add bundled examples/hub --key examples/keys/bundled-hub.pub >/dev/null
+"$tdm" install echo --hub bundled >/dev/null
 "$tdm" approve echo --yes >/dev/null
 "$tdm" mcp --http 127.0.0.1:0 2>"$tmp/server.log" &
 pid=$!
