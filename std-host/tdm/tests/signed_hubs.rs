@@ -21,6 +21,18 @@ fn sha(bytes: &[u8]) -> String {
 /// A signed echo package `id@version` asking for `permissions`, in `hub/ID-VERSION`, signed by
 /// `publisher`; its hub entry.
 fn package(hub: &Path, id: &str, version: &str, permissions: &[&str], publisher: &SecretKey) -> HubEntry {
+    named_package(hub, id, version, permissions, publisher, "Echo")
+}
+
+/// [`package`] with the display name `name` (TOML-escaped here).
+fn named_package(
+    hub: &Path,
+    id: &str,
+    version: &str,
+    permissions: &[&str],
+    publisher: &SecretKey,
+    name: &str,
+) -> HubEntry {
     let dir = hub.join(format!("{id}-{version}"));
     std::fs::create_dir_all(dir.join("dist")).unwrap();
     let module = std::fs::read(repo().join("examples/echo/echo.wat")).unwrap();
@@ -29,8 +41,9 @@ fn package(hub: &Path, id: &str, version: &str, permissions: &[&str], publisher:
     std::fs::write(dir.join("dist/echo.wat"), &module).unwrap();
     let perms: Vec<String> = permissions.iter().map(|p| format!("{p:?}")).collect();
     let manifest = format!(
-        "id = \"{id}\"\nversion = \"{version}\"\nname = \"Echo\"\ndescription = \"d\"\nmodule = \"dist/echo.wat\"\n\
+        "id = \"{id}\"\nversion = \"{version}\"\nname = {}\ndescription = \"d\"\nmodule = \"dist/echo.wat\"\n\
          sha256 = \"{}\"\npermissions = [{}]\npublisher = \"{}\"\n\n[[intents]]\nname = \"greet\"\ndescription = \"g\"\n",
+        serde_json::to_string(name).unwrap(),
         sha(&module),
         perms.join(", "),
         publisher.public().base64()
@@ -233,4 +246,20 @@ fn the_bundled_hub_is_signed_by_the_key_in_the_repository() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let ws2 = tmp.path().join("ws2/state.json");
     assert!(!ws2.exists() || state(&tmp.path().join("ws2"))["hubs"].is_null(), "a refused hub was trusted");
+}
+
+#[test]
+fn control_and_bidi_characters_a_signed_package_carries_reach_no_terminal_raw() {
+    let s = setup();
+    let hostile = "Echo\u{1b}]52;c;ZXZpbA==\u{7}\u{202e}gpj.exe\r";
+    let entry = named_package(&s.hub, "echo", "2.0.0", &[], &s.publisher, hostile);
+    index(&s.hub, &s.hub_key, 2, vec![entry]);
+    for args in [&["install", "echo", "--hub", "main"][..], &["approve", "echo", "--yes"], &["hub", "list", "main"]] {
+        let out = tdm(&s.ws, args, b"");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+        let all = text(&out);
+        assert!(!all.contains('\u{1b}') && !all.contains('\u{202e}') && !all.contains('\r'), "{args:?}: {all:?}");
+    }
+    let out = tdm(&s.ws, &["approve", "echo", "--yes"], b"");
+    assert!(text(&out).contains("\\u{1b}"), "the name is shown escaped: {}", text(&out));
 }

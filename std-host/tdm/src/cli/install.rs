@@ -136,7 +136,7 @@ pub(crate) fn print_report(workspace: &Workspace, report: &InstallReport, json: 
         );
     }
     if report.approval_voided {
-        outln!("its earlier approval no longer covers this module, its permissions, its intents or its limits: approve it again (`tdm approve {}` shows what changed)", report.id);
+        outln!("its earlier approval no longer covers this module, its permissions, its intents, its limits or its publisher: approve it again (`tdm approve {}` shows what changed)", report.id);
     }
     if intents.is_empty() {
         outln!("intents: none declared in its plugin.toml, so `tdm call` will refuse every intent");
