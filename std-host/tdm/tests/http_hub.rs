@@ -130,6 +130,8 @@ fn an_http_hub_installs_like_a_folder() {
     let server = Server::start(repo().join("examples/hub"));
     let out = tdm(&ws, &["hub", "add", "web", &server.url, "--key", &key()], b"");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = tdm(&ws, &["hub", "list", "web"], b"");
+    assert!(text(&out).contains("(verified)") && text(&out).contains("echo"), "{}", text(&out));
     let out = tdm(&ws, &["install", "echo", "--hub", "web", "--json"], b"");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(json(&out)["hub"], "web");

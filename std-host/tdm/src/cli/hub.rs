@@ -183,11 +183,17 @@ fn manifest_of(hub: &Hub, entry: &HubEntry) -> Option<SelfDescription> {
 fn list(opened: &OpenedHub, json: bool) -> Result<u8, CliError> {
     let hub = &opened.hub;
     let dir = &hub.dir;
+    // An HTTP hub's packages are not fetched to list them (one request per entry).
+    let remote = tdm_sdk::hub_fetch::is_url(&opened.location);
     let mut rows = Vec::new();
     // Each package folder is read once, however many entries name it.
     let mut read: HashMap<&str, Option<SelfDescription>> = HashMap::new();
     for entry in &hub.entries {
-        let manifest = read.entry(entry.path.as_str()).or_insert_with(|| manifest_of(hub, entry)).clone();
+        let manifest = if remote {
+            None
+        } else {
+            read.entry(entry.path.as_str()).or_insert_with(|| manifest_of(hub, entry)).clone()
+        };
         // A listing shows the first intents of each entry: the index is the hub's, and entries
         // naming a package of many intents would otherwise make the listing as large as their
         // product (2,000 entries of 1,000 intents printed 100 MB from a 356 KB hub).
@@ -237,7 +243,11 @@ fn list(opened: &OpenedHub, json: bool) -> Result<u8, CliError> {
             .unwrap_or_default();
         let more = row["intentsNotListed"].as_u64().unwrap_or(0);
         let intents = if row["name"].is_null() {
-            "(package unreadable)".to_string()
+            if remote {
+                "(not fetched: `tdm install` reads the package)".to_string()
+            } else {
+                "(package unreadable)".to_string()
+            }
         } else if names.is_empty() {
             "-".to_string()
         } else if more > 0 {
