@@ -66,7 +66,7 @@ export WASI_TESTSUITE
 minisign:
 	@command -v minisign >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y minisign)
 
-unit: examples minisign
+unit: examples minisign c-host-check
 	@echo 'WASI test suite: $(WASI_TESTSUITE)'
 	$(CARGO) test --workspace
 
@@ -75,7 +75,7 @@ embedded-core: setup
 
 # `unit` runs `make embedded` first (mk/embedded.mk): the firmware builds core for both boards,
 # which covers what `embedded-core` checks.
-test: fmt-check clippy unit cross-s390x
+test: fmt-check clippy unit cross-s390x c-firmware
 
 # Criterion benches (Contour vs bare wasmi, target/criterion/), resident memory per sandbox
 # (target/density.json) and instructions per hot path under callgrind (target/profile.json).
