@@ -116,14 +116,23 @@ fn every_version_flag_says_tdm() {
 #[test]
 fn every_subcommand_shows_examples() {
     let dir = tempfile::tempdir().unwrap();
-    let subcommands: [&[&str]; 14] = [
+    let subcommands: [&[&str]; 23] = [
         &["run"],
         &["call"],
         &["repl"],
         &["exec"],
         &["inspect"],
         &["hub", "list"],
+        &["hub", "add"],
+        &["hub", "remove"],
+        &["hub", "init"],
+        &["hub", "publish"],
+        &["new"],
+        &["key", "generate"],
+        &["pack"],
         &["install"],
+        &["outdated"],
+        &["upgrade"],
         &["approve"],
         &["revoke"],
         &["uninstall"],

@@ -69,6 +69,7 @@ pub enum HubCommand {
     /// Add a signed package to a hub folder and re-sign its index (for publishers).
     Publish(super::hub_publish::HubPublishArgs),
     /// Stop trusting a hub (installed plugins and their approvals stay).
+    #[command(after_help = "Examples:\n  tdm hub remove bundled\n  tdm hub remove bundled --json")]
     Remove {
         /// The trusted hub's name
         name: String,
