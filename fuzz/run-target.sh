@@ -17,7 +17,7 @@ corpora=("fuzz/corpus/$target")
 case $target in
 	trace_decode) corpora+=(conformance/traces) ;;
 	raw_module) corpora+=(conformance/fixtures examples/echo) ;;
-	plugin_toml | hub_index) corpora+=(examples/hub) ;;
+	plugin_toml | hub_index | minisign) corpora+=(examples/hub) ;;
 esac
 before=$(find "$artifacts" -type f | wc -l)
 start_ticks=$(awk '{ print $14 + $15 + $16 + $17 }' /proc/$$/stat)

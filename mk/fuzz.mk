@@ -28,7 +28,7 @@ fuzz_saved_goal := $(.DEFAULT_GOAL)
 
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= raw_module smith_module adversarial_plugin request_params response_bytes host_request \
-	permissions plugin_toml hub_index workspace_state trace_decode differential
+	permissions plugin_toml hub_index workspace_state trace_decode differential minisign
 FUZZ_TOOLCHAIN ?= nightly
 FUZZ_TARGET_DIR ?= target/fuzz-nightly
 FUZZ_REPORT ?= target/fuzz-report.txt

@@ -30,6 +30,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("workspace_state", workspace_state),
     ("trace_decode", trace_decode),
     ("differential", crate::differential::differential),
+    ("minisign", minisign),
 ];
 
 /// The target named `name`.
@@ -167,6 +168,29 @@ pub fn workspace_state(data: &[u8]) {
         let bytes = serde_json::to_vec(&state).expect("a state serializes");
         State::parse(&bytes, Path::new("state.json")).expect("a written state reads back");
     }
+}
+
+/// The bundled publisher's public key (examples/keys/bundled-publisher.pub).
+const BUNDLED_PUBLISHER: &str = include_str!("../../../examples/keys/bundled-publisher.pub");
+
+/// Target 13: bytes as a minisign signature, public key and secret key (what a package, a hub
+/// and `tdm pack --key` read). Oracle: the input verifies with the bundled publisher's key only
+/// when it is the bundled echo package's own signature of its manifest; nothing panics.
+pub fn minisign(data: &[u8]) {
+    use tdm_sdk::signing::{PublicKey, SecretKey, Signature};
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let _ = Signature::parse(text);
+    let _ = PublicKey::parse(text);
+    let _ = SecretKey::parse(text);
+    let key = PublicKey::parse(BUNDLED_PUBLISHER).expect("the bundled key parses");
+    let manifest = include_bytes!("../../../examples/hub/echo-1.0.0/plugin.toml");
+    if key.verify(manifest, text).is_ok() {
+        let signature = include_str!("../../../examples/hub/echo-1.0.0/plugin.toml.minisig");
+        let parsed = Signature::parse(text).expect("a verifying signature parses");
+        let expected = Signature::parse(signature).expect("the bundled signature parses");
+        assert_eq!(parsed.trusted_comment(), expected.trusted_comment(), "a forged signature verified");
+    }
+    assert!(key.verify(data, text).is_err(), "a signature verified over its own text");
 }
 
 /// The plugin target 11 replays traces on: it reads the clock, spins as many times as the low 16

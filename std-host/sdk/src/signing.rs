@@ -164,6 +164,11 @@ impl Signature {
                 "a legacy (not pre-hashed) signature: sign again with minisign 0.8 or later".into(),
             ));
         }
+        // The minisign crate slices the global signature as 64 bytes without checking its
+        // length (a short one panics in its verify): checked here first.
+        if text.lines().nth(3).and_then(base64_bytes).is_none_or(|global| global.len() != 64) {
+            return Err(SigningError::SignatureFormat("the signature of its trusted comment is not 64 bytes".into()));
+        }
         let trusted_comment =
             signature.trusted_comment().map_err(|e| SigningError::SignatureFormat(files::quoted(&e.to_string())))?;
         Ok(Self { signature, trusted_comment })

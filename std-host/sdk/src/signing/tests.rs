@@ -71,3 +71,14 @@ fn an_encrypted_secret_key_is_refused_without_deriving_its_password() {
     let text = pair.sk.to_box(None).unwrap().into_string();
     assert_eq!(SecretKey::parse(&text).unwrap_err(), SigningError::EncryptedKey);
 }
+
+#[test]
+fn a_short_comment_signature_is_refused_not_a_panic() {
+    // Found by the minisign fuzz target's seeds: the minisign crate slices this as 64 bytes.
+    let key = SecretKey::generate().unwrap();
+    let signature = key.sign(b"bytes", "c").unwrap();
+    let mut lines: Vec<&str> = signature.lines().collect();
+    lines[3] = "AAAA";
+    let short = lines.join("\n");
+    assert!(matches!(key.public().verify(b"bytes", &short), Err(SigningError::SignatureFormat(_))));
+}
