@@ -1,4 +1,5 @@
-//! Build script of the firmware: writes the board's `memory.x` (the linker's memory map) into
+//! Build script of the firmware: writes the board's `memory.x` (the linker's memory map; a
+//! 1 MiB-flash, 256 KiB-RAM part's with `--features part-256k`) into
 //! OUT_DIR, and bundles the plugins built from the repository's sources: every WAT plugin is
 //! assembled here, and the Rust SDK plugin (built by `make embedded` with a small shadow stack)
 //! is copied from `target/plugins/embedded/`. Nothing bundled is a committed binary.
@@ -28,6 +29,37 @@ REGION_ALIAS(\"REGION_DATA\", RAM);
 REGION_ALIAS(\"REGION_BSS\", RAM);
 REGION_ALIAS(\"REGION_HEAP\", RAM);
 REGION_ALIAS(\"REGION_STACK\", RAM);
+/* With panic = \"abort\" nothing unwinds, yet RV32 objects carry unwind tables (175 KB at
+   opt-level z; `-C force-unwind-tables=no` leaves them): riscv-rt's script does not place
+   .eh_frame, so the linker put it in flash after .rodata. Nothing reads it. */
+SECTIONS { /DISCARD/ : { *(.eh_frame) *(.eh_frame_hdr) } }
+";
+
+/// A 1 MiB-flash, 256 KiB-RAM part (nRF52840-class; `--features part-256k`) on mps2-an386: the
+/// same addresses, the part's sizes. The stack (cortex-m-rt puts it at the top of RAM, growing
+/// down toward the statics) must keep at least 32 KiB: the link fails otherwise.
+const MEMORY_CORTEX_M_PART: &str = "MEMORY
+{
+  FLASH : ORIGIN = 0x00000000, LENGTH = 1M
+  RAM : ORIGIN = 0x20000000, LENGTH = 256K
+}
+ASSERT(_stack_start - __sheap >= 32K, \"part-256k: the statics leave less than 32 KiB of stack\");
+";
+
+/// The same part's sizes on QEMU virt: 1 MiB of code and read-only data, then 256 KiB of RAM.
+const MEMORY_RISCV_PART: &str = "MEMORY
+{
+  FLASH : ORIGIN = 0x80000000, LENGTH = 1M
+  RAM : ORIGIN = 0x80100000, LENGTH = 256K
+}
+REGION_ALIAS(\"REGION_TEXT\", FLASH);
+REGION_ALIAS(\"REGION_RODATA\", FLASH);
+REGION_ALIAS(\"REGION_DATA\", RAM);
+REGION_ALIAS(\"REGION_BSS\", RAM);
+REGION_ALIAS(\"REGION_HEAP\", RAM);
+REGION_ALIAS(\"REGION_STACK\", RAM);
+ASSERT(_stack_start - __sheap >= 32K, \"part-256k: the statics leave less than 32 KiB of stack\");
+SECTIONS { /DISCARD/ : { *(.eh_frame) *(.eh_frame_hdr) } }
 ";
 
 /// The WAT plugins: the name they are bundled under and their source, relative to the repository.
@@ -48,10 +80,13 @@ fn main() {
     let repo = manifest.parent().expect("embedded-demo sits in the repository").to_path_buf();
 
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
-    let memory = match arch.as_str() {
-        "arm" => MEMORY_CORTEX_M,
-        "riscv32" => MEMORY_RISCV,
-        other => panic!("embedded-demo has no board for target arch `{other}`"),
+    let part = env::var_os("CARGO_FEATURE_PART_256K").is_some();
+    let memory = match (arch.as_str(), part) {
+        ("arm", false) => MEMORY_CORTEX_M,
+        ("arm", true) => MEMORY_CORTEX_M_PART,
+        ("riscv32", false) => MEMORY_RISCV,
+        ("riscv32", true) => MEMORY_RISCV_PART,
+        (other, _) => panic!("embedded-demo has no board for target arch `{other}`"),
     };
     write(&out.join("memory.x"), memory.as_bytes());
     println!("cargo:rustc-link-search={}", out.display());

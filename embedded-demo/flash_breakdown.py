@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """What fills the firmware's flash: text + rodata by crate, from `nm -S -C` symbol sizes.
 
-Usage: flash_breakdown.py [--total] ELF [LOG]. `--total` prints the first line only. With the firmware's log (target/embedded/TARGET.log), the
+Usage: flash_breakdown.py [--total] ELF [LOG] | --floor FLOOR_ELF ELF. `--total` prints the first line only.
+`--floor` compares the demo with its floor (plain wasmi, the same plugins: src/floor/main.rs): both
+totals, Contour's share (the difference) and the crates that differ most. With the firmware's log (target/embedded/TARGET.log), the
 bundled modules' bytes (printed as module_bytes=) are shown as their own line; they sit in
 rodata without a sized symbol. Bytes no symbol accounts for (string constants, tables without
 symbols, padding) are shown as `unattributed`.
@@ -11,7 +13,8 @@ import re
 import subprocess
 import sys
 
-FLASH_SECTIONS = re.compile(r"^\.(vector_table|text|rodata|init|trap|srodata)")
+# .eh_frame: unwind tables sit in flash too (none are emitted with the firmware's flags).
+FLASH_SECTIONS = re.compile(r"^\.(vector_table|text|rodata|init|trap|srodata|eh_frame)")
 
 
 def flash_bytes(elf):
@@ -45,8 +48,43 @@ def crate_of(name):
     return name.split("::")[0] if "::" in name else "(no crate: " + name[:40] + ")"
 
 
+def by_crate_of(elf):
+    """Sized text and rodata symbols' bytes by crate (`nm -S -C`)."""
+    nm = subprocess.run(["nm", "-S", "-C", "--size-sort", elf], check=True, capture_output=True, text=True).stdout
+    by_crate = collections.Counter()
+    for line in nm.splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) == 4 and parts[2] in "tTrR":
+            name = parts[3]
+            crate = "(anonymous constants)" if name.startswith(".L") else crate_of(name)
+            by_crate[crate] += int(parts[1], 16)
+    return by_crate
+
+
+def floor(floor_elf, elf):
+    """The demo against its floor: Contour's share and where it is."""
+    base, total = flash_bytes(floor_elf), flash_bytes(elf)
+    print(f"floor (plain wasmi, same plugins) {base} bytes = {base / 1024:.1f} KiB")
+    print(f"demo {total} bytes; Contour's share over the floor {total - base} bytes = {(total - base) / 1024:.1f} KiB")
+    a, b = by_crate_of(floor_elf), by_crate_of(elf)
+    names = {n for n in a} | {n for n in b}
+    demo_crates = ("contour_embedded_demo", "contour_embedded_floor")
+    diffs = [(b[n] - a[n], n) for n in names if n not in demo_crates]
+    diffs.append((b["contour_embedded_demo"] - a["contour_embedded_floor"], "the firmware's own code (demo - floor)"))
+    rest = (total - sum(b.values())) - (base - sum(a.values()))
+    diffs.append((rest, "unattributed (constants, traces, strings)"))
+    diffs.sort(reverse=True)
+    for diff, name in diffs[:10]:
+        print(f"  {name:<42} {diff:>+8}")
+    other = sum(d for d, _ in diffs[10:])
+    print(f"  {'(the rest)':<42} {other:>+8}")
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--floor"]:
+        floor(args[1], args[2])
+        return
     only_total = args[:1] == ["--total"]
     args = args[1:] if only_total else args
     elf = args[0]

@@ -5,8 +5,13 @@
 #   make embedded         builds the Rust SDK plugin with a small shadow stack, the firmware for
 #                         both targets (opt-level "z", fat LTO), runs both under QEMU; each log
 #                         goes to target/embedded/TARGET.log; fails unless both exit 0
+#   make embedded-part    the same firmware with the memory map of a 1 MiB-flash, 256 KiB-RAM part
+#                         (`--features part-256k`: 220 KiB heap, >= 32 KiB stack, 128 KiB of linear
+#                         memory per plugin), run on both boards; logs TARGET-part.log
 #   make embedded-sizes   flash and the largest symbols at opt-level "z" and at opt-level 3, both
-#                         targets (the figures of embedded-demo/README.md)
+#                         targets, each beside its floor (plain wasmi, the same plugins, one raw ABI
+#                         call each: src/floor/main.rs) and Contour's share over it; then the
+#                         256 KiB-RAM part's run (the figures of embedded-demo/README.md)
 #
 # `make test` runs `make embedded` first (through `unit`): std-host/tdm/tests/embedded_demo.rs reads
 # the logs and checks every outcome and fuel figure against the host's for the same plugins.
@@ -14,7 +19,7 @@
 # Keep the including Makefile's default goal: this fragment's rules must not become it.
 embedded_saved_goal := $(.DEFAULT_GOAL)
 
-.PHONY: embedded embedded-toolchain embedded-plugins embedded-firmware embedded-sizes
+.PHONY: embedded embedded-toolchain embedded-plugins embedded-firmware embedded-floor embedded-part embedded-sizes
 
 EMBEDDED_DIR := embedded-demo
 EMBEDDED_ARM := thumbv7em-none-eabihf
@@ -71,18 +76,45 @@ embedded-firmware: embedded-plugins
 	@for target in $(EMBEDDED_ARM) $(EMBEDDED_RISCV); do \
 		echo "embedded: building the firmware for $$target ($(EMBEDDED_PROFILE))"; \
 		(cd $(EMBEDDED_DIR) && CONTOUR_EMBEDDED_PLUGINS=$(CURDIR)/$(EMBEDDED_PLUGINS) $(CARGO) build --locked \
-			--profile $(EMBEDDED_PROFILE) --target $$target --target-dir $(EMBEDDED_TARGET_DIR)) || exit 1; \
+			--profile $(EMBEDDED_PROFILE) --target $$target --target-dir $(EMBEDDED_TARGET_DIR) \
+			--bin contour-embedded-demo) || exit 1; \
 	done
 
-# Runs one firmware under QEMU: $(1) target, $(2) QEMU command. The log is kept; the exit status is QEMU's.
+# The floor (plain wasmi, the same features, profile, heap and plugins; src/floor/main.rs), built
+# and run on both boards: its log is TARGET-floor[-PROFILE].log.
+embedded-floor: embedded-plugins
+	@for target in $(EMBEDDED_ARM) $(EMBEDDED_RISCV); do \
+		echo "embedded: building the floor for $$target ($(EMBEDDED_PROFILE))"; \
+		(cd $(EMBEDDED_DIR) && CONTOUR_EMBEDDED_PLUGINS=$(CURDIR)/$(EMBEDDED_PLUGINS) $(CARGO) build --locked \
+			--profile $(EMBEDDED_PROFILE) --target $$target --target-dir $(EMBEDDED_TARGET_DIR) \
+			--bin contour-embedded-floor) || exit 1; \
+	done
+	$(call embedded_run,$(EMBEDDED_ARM),$(QEMU_ARM),contour-embedded-floor,-floor)
+	$(call embedded_run,$(EMBEDDED_RISCV),$(QEMU_RISCV),contour-embedded-floor,-floor)
+
+# The 256 KiB-RAM part: its own target folder (other features), logs TARGET-part.log.
+EMBEDDED_PART_TARGET_DIR := target/part
+embedded-part: embedded-plugins
+	@for target in $(EMBEDDED_ARM) $(EMBEDDED_RISCV); do \
+		echo "embedded: building the firmware for $$target, 256 KiB-RAM part ($(EMBEDDED_PROFILE))"; \
+		(cd $(EMBEDDED_DIR) && CONTOUR_EMBEDDED_PLUGINS=$(CURDIR)/$(EMBEDDED_PLUGINS) $(CARGO) build --locked \
+			--profile $(EMBEDDED_PROFILE) --target $$target --target-dir $(EMBEDDED_PART_TARGET_DIR) \
+			--features part-256k --bin contour-embedded-demo) || exit 1; \
+	done
+	$(call embedded_run,$(EMBEDDED_ARM),$(QEMU_ARM),contour-embedded-demo,-part,$(EMBEDDED_PART_TARGET_DIR))
+	$(call embedded_run,$(EMBEDDED_RISCV),$(QEMU_RISCV),contour-embedded-demo,-part,$(EMBEDDED_PART_TARGET_DIR))
+
+# Runs one firmware under QEMU: $(1) target, $(2) QEMU command, $(3) binary (default the demo),
+# $(4) log name suffix (default none), $(5) target folder (default the firmware's). The log is
+# kept; the exit status is QEMU's.
 define embedded_run
 	@mkdir -p $(EMBEDDED_LOGS)
-	@echo '$$ $(2) $(EMBEDDED_DIR)/$(EMBEDDED_TARGET_DIR)/$(1)/$(EMBEDDED_PROFILE)/contour-embedded-demo'
+	@echo '$$ $(2) $(EMBEDDED_DIR)/$(or $(5),$(EMBEDDED_TARGET_DIR))/$(1)/$(EMBEDDED_PROFILE)/$(or $(3),contour-embedded-demo)'
 	@status=0; timeout $(EMBEDDED_QEMU_TIMEOUT) $(2) \
-		$(EMBEDDED_DIR)/$(EMBEDDED_TARGET_DIR)/$(1)/$(EMBEDDED_PROFILE)/contour-embedded-demo \
-		> $(EMBEDDED_LOGS)/$(1)$(EMBEDDED_LOG_SUFFIX).log 2>&1 < /dev/null || status=$$?; \
-	cat $(EMBEDDED_LOGS)/$(1)$(EMBEDDED_LOG_SUFFIX).log; \
-	if [ $$status -ne 0 ]; then echo "embedded: $(1) exited with status $$status"; exit 1; fi
+		$(EMBEDDED_DIR)/$(or $(5),$(EMBEDDED_TARGET_DIR))/$(1)/$(EMBEDDED_PROFILE)/$(or $(3),contour-embedded-demo) \
+		> $(EMBEDDED_LOGS)/$(1)$(4)$(EMBEDDED_LOG_SUFFIX).log 2>&1 < /dev/null || status=$$?; \
+	cat $(EMBEDDED_LOGS)/$(1)$(4)$(EMBEDDED_LOG_SUFFIX).log; \
+	if [ $$status -ne 0 ]; then echo "embedded: $(1) $(or $(3),contour-embedded-demo) exited with status $$status"; exit 1; fi
 endef
 
 embedded: embedded-firmware
@@ -93,18 +125,31 @@ embedded: embedded-firmware
 			$(EMBEDDED_DIR)/$(EMBEDDED_TARGET_DIR)/$$target/$(EMBEDDED_PROFILE)/contour-embedded-demo)"; \
 	done
 
-# Both profiles, both targets: the flash by crate and the logs (heap high-water, wall time).
+# Both profiles, both targets: the flash by crate, the floor and Contour's share over it, and the
+# logs (heap high-water, wall time); then the 256 KiB-RAM part (flash, heap and stack high-water).
 embedded-sizes:
 	$(MAKE) embedded
+	$(MAKE) embedded-floor
 	$(MAKE) embedded EMBEDDED_PROFILE=release-o3
+	$(MAKE) embedded-floor EMBEDDED_PROFILE=release-o3
+	$(MAKE) embedded-part
 	@for profile in release release-o3; do for target in $(EMBEDDED_ARM) $(EMBEDDED_RISCV); do \
 		suffix=$$([ $$profile = release ] || echo -$$profile); \
+		dir=$(EMBEDDED_DIR)/$(EMBEDDED_TARGET_DIR)/$$target/$$profile; \
 		echo "== $$target $$profile"; \
-		python3 $(EMBEDDED_DIR)/flash_breakdown.py $(EMBEDDED_DIR)/$(EMBEDDED_TARGET_DIR)/$$target/$$profile/contour-embedded-demo \
-			$(EMBEDDED_LOGS)/$$target$$suffix.log || exit 1; \
-		grep '^figures' $(EMBEDDED_LOGS)/$$target$$suffix.log; \
+		python3 $(EMBEDDED_DIR)/flash_breakdown.py $$dir/contour-embedded-demo $(EMBEDDED_LOGS)/$$target$$suffix.log || exit 1; \
+		grep -E '^figures|^trace=|stack_high_water' $(EMBEDDED_LOGS)/$$target$$suffix.log; \
+		python3 $(EMBEDDED_DIR)/flash_breakdown.py --floor $$dir/contour-embedded-floor $$dir/contour-embedded-demo || exit 1; \
 	done; done
+	@for target in $(EMBEDDED_ARM) $(EMBEDDED_RISCV); do \
+		echo "== $$target release, 256 KiB-RAM part (part-256k)"; \
+		python3 $(EMBEDDED_DIR)/flash_breakdown.py --total \
+			$(EMBEDDED_DIR)/$(EMBEDDED_PART_TARGET_DIR)/$$target/release/contour-embedded-demo || exit 1; \
+		size -A $(EMBEDDED_DIR)/$(EMBEDDED_PART_TARGET_DIR)/$$target/release/contour-embedded-demo | \
+			awk '$$1 ~ /^\.(data|bss|uninit|heap|stack)$$/ { printf "  %s %d", $$1, $$2 } END { print "" }'; \
+		grep -E '^embedded-demo target|^figures|^trace=|^replay|stack_high_water' $(EMBEDDED_LOGS)/$$target-part.log; \
+	done
 
-unit: embedded
+unit: embedded embedded-part
 
 .DEFAULT_GOAL := $(embedded_saved_goal)

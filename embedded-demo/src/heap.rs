@@ -8,7 +8,13 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use embedded_alloc::LlffHeap;
 
 /// Size of the heap region: 2 MiB, the same on both boards so their figures compare.
+#[cfg(not(feature = "part-256k"))]
 pub const HEAP_BYTES: usize = 2 * 1024 * 1024;
+/// Size of the heap region on a 256 KiB-RAM part (`part-256k`): what the RAM leaves after the
+/// other statics (about 50 bytes) and the stack's reserve (build.rs's memory map asserts at least
+/// 32 KiB of stack).
+#[cfg(feature = "part-256k")]
+pub const HEAP_BYTES: usize = 220 * 1024;
 
 /// The heap's memory, handed to the allocator once by [`init`].
 struct Region(UnsafeCell<[MaybeUninit<u8>; HEAP_BYTES]>);

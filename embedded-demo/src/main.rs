@@ -11,7 +11,8 @@
 //! | `sandbox` | the only use of contour-core: embedded policy, board environment, one intent |
 //! | `heap` | the static heap and its high-water mark |
 //! | `digest` | the fixed-size digest lines (module digests; replay digests later) |
-//! | `replay` | the marked place for the replay part of issue 12 |
+//! | `replay` | every bundled conformance trace replayed to its digest |
+//! | `stack` | the native stack's high-water mark |
 #![no_std]
 #![no_main]
 
@@ -27,3 +28,4 @@ mod heap;
 mod plugins;
 mod replay;
 mod sandbox;
+mod stack;

@@ -66,7 +66,12 @@ struct BoardLog {
 }
 
 fn parse_log(target: &str) -> BoardLog {
-    let path = repo().join("target/embedded").join(format!("{target}.log"));
+    parse_log_named(&format!("{target}.log"), target)
+}
+
+/// `make embedded-part`'s log of the 256 KiB-RAM part (embedded-demo feature `part-256k`).
+fn parse_log_named(file: &str, target: &str) -> BoardLog {
+    let path = repo().join("target/embedded").join(file);
     let text =
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}; run `make embedded` first", path.display()));
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("[plugin ")).collect();
@@ -134,9 +139,9 @@ fn module_bytes(case: &BoardCase) -> Vec<u8> {
 
 /// The case through contour-core on the host, under the firmware's policy and seed: the outcome
 /// JSON, the fuel and the memory.
-fn through_core(case: &BoardCase, bytes: &[u8], seed: u64) -> (String, u64, u64) {
+fn through_core(case: &BoardCase, bytes: &[u8], seed: u64, max_memory_bytes: u64) -> (String, u64, u64) {
     let params: Value = serde_json::from_str(&case.params).expect("the board's params are JSON");
-    match Plugin::load(bytes, Policy::embedded()) {
+    match Plugin::load(bytes, Policy { max_memory_bytes, ..Policy::embedded() }) {
         Ok(plugin) => {
             let mut sandbox = Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(seed)));
             let report = sandbox.execute(&case.method, &params);
@@ -173,13 +178,25 @@ fn through_tdm(case: &BoardCase, log: &BoardLog) -> (String, Option<u64>) {
 #[test]
 fn every_board_outcome_is_the_hosts_byte_for_byte_with_the_same_fuel() {
     let logs: Vec<BoardLog> = TARGETS.iter().map(|t| parse_log(t)).collect();
-    let policy = Policy::embedded();
-    for (target, log) in TARGETS.iter().zip(&logs) {
+    compare_with_host(&logs, Policy::embedded().max_memory_bytes);
+}
+
+/// The 256 KiB-RAM part's runs (`make embedded-part`): its policy is `Policy::embedded()` with
+/// 128 KiB of linear memory, so the host runs each case under that policy.
+#[test]
+fn every_256k_part_outcome_is_the_hosts_byte_for_byte_with_the_same_fuel() {
+    let logs: Vec<BoardLog> = TARGETS.iter().map(|t| parse_log_named(&format!("{t}-part.log"), t)).collect();
+    compare_with_host(&logs, 128 * 1024);
+}
+
+fn compare_with_host(logs: &[BoardLog], max_memory_bytes: u64) {
+    let policy = Policy { max_memory_bytes, ..Policy::embedded() };
+    for (target, log) in TARGETS.iter().zip(logs) {
         assert_eq!(log.fuel_per_intent, policy.fuel_per_intent, "{target}: the board's policy is Policy::embedded()");
-        assert_eq!(log.max_memory_bytes, policy.max_memory_bytes, "{target}: the board's policy is Policy::embedded()");
+        assert_eq!(log.max_memory_bytes, policy.max_memory_bytes, "{target}: the board's memory limit");
         for case in &log.cases {
             let bytes = module_bytes(case);
-            let (json, fuel, memory) = through_core(case, &bytes, log.seed);
+            let (json, fuel, memory) = through_core(case, &bytes, log.seed, log.max_memory_bytes);
             assert_eq!(case.outcome, json, "{target} {}: outcome bytes, board vs host core", case.name);
             assert_eq!(case.fuel_used, fuel, "{target} {}: fuel, board vs host core", case.name);
             assert_eq!(case.peak_memory_bytes, memory, "{target} {}: memory, board vs host core", case.name);
