@@ -19,7 +19,7 @@
 # Keep the including Makefile's default goal: this fragment's rules must not become it.
 embedded_saved_goal := $(.DEFAULT_GOAL)
 
-.PHONY: embedded embedded-toolchain embedded-plugins embedded-firmware embedded-floor embedded-part embedded-sizes
+.PHONY: core-plugins-only embedded embedded-toolchain embedded-plugins embedded-firmware embedded-floor embedded-part embedded-sizes
 
 EMBEDDED_DIR := embedded-demo
 EMBEDDED_ARM := thumbv7em-none-eabihf
@@ -150,6 +150,10 @@ embedded-sizes:
 		grep -E '^embedded-demo target|^figures|^trace=|^replay|stack_high_water' $(EMBEDDED_LOGS)/$$target-part.log; \
 	done
 
-unit: embedded embedded-part
+# core as the firmware builds it (plugins only, no `wasi-commands`): its own tests.
+core-plugins-only:
+	$(CARGO) test -q -p contour-core --no-default-features --lib
+
+unit: embedded embedded-part core-plugins-only
 
 .DEFAULT_GOAL := $(embedded_saved_goal)

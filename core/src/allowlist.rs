@@ -82,6 +82,17 @@ macro_rules! define {
     };
 }
 
+/// Defines one row, by who may import it: a `command` row only with `wasi-commands`.
+macro_rules! define_row {
+    (plugin, $($row:tt)*) => {
+        define!($($row)*)
+    };
+    (command, $($row:tt)*) => {
+        #[cfg(feature = "wasi-commands")]
+        define!($($row)*)
+    };
+}
+
 /// One table: the allowlist constant and the function that links every row.
 macro_rules! imports {
     (
@@ -96,9 +107,10 @@ macro_rules! imports {
             plugin_safe: plugin_safe!($who),
         }),*];
 
-        /// Defines every function of the table on `linker`.
+        /// Defines every function of the table on `linker` (the `command` rows only with the
+        /// `wasi-commands` feature).
         fn $link<T: $view>(linker: &mut Linker<T>) -> Result<(), wasmi::Error> {
-            $(define!(linker, T, $module, $wrapper $m::$name($($arg: $ty),*));)*
+            $(define_row!($who, linker, T, $module, $wrapper $m::$name($($arg: $ty),*));)*
             Ok(())
         }
     };
@@ -178,7 +190,8 @@ pub fn find(module: &str, name: &str) -> Option<&'static Signature> {
         HOST_MODULE => &HOST_IMPORTS,
         _ => return None,
     };
-    table.iter().find(|s| s.name == name)
+    // Without `wasi-commands` the command rows are not linked: off the allowlist here too.
+    table.iter().find(|s| s.name == name && (s.plugin_safe || cfg!(feature = "wasi-commands")))
 }
 
 #[cfg(test)]
@@ -192,5 +205,27 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), PREVIEW1.len() + HOST_IMPORTS.len());
+    }
+
+    #[test]
+    fn command_rows_are_on_the_allowlist_only_with_wasi_commands() {
+        let command = PREVIEW1.iter().find(|s| !s.plugin_safe).expect("a command row");
+        assert_eq!(find(WASI_MODULE, command.name).is_some(), cfg!(feature = "wasi-commands"));
+        assert!(find(WASI_MODULE, "fd_write").is_some(), "plugin rows stay");
+        // A command importing a command-only function loads only when it can be linked.
+        let module = wat::parse_str(
+            r#"(module (import "wasi_snapshot_preview1" "path_open"
+                 (func (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+               (memory (export "memory") 1) (func (export "_start")))"#,
+        )
+        .expect("valid text");
+        let loaded = crate::Plugin::load_as(&module, crate::Policy::default(), crate::Profile::Command);
+        match loaded {
+            Ok(_) => assert!(cfg!(feature = "wasi-commands")),
+            Err(failure) => {
+                assert!(!cfg!(feature = "wasi-commands"), "{failure:?}");
+                assert_eq!(failure.reason, crate::BlockedReason::ImportNotAllowed);
+            }
+        }
     }
 }

@@ -191,7 +191,7 @@ fn unreadable_part(text: &str) -> Option<&'static str> {
             while bytes.get(i).is_some_and(|c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')) {
                 i += 1;
             }
-            if !text.get(start..i).and_then(|n| n.parse::<f64>().ok()).is_some_and(f64::is_finite) {
+            if !text.get(start..i).is_some_and(crate::number::is_finite_f64) {
                 return Some("it holds a number too large for a 64-bit float");
             }
         } else {
