@@ -23,27 +23,15 @@ const MEMORY_RISCV: &str = "MEMORY
   FLASH : ORIGIN = 0x80000000, LENGTH = 4M
   RAM : ORIGIN = 0x80400000, LENGTH = 4M
 }
-REGION_ALIAS(\"REGION_TEXT\", FLASH);
-REGION_ALIAS(\"REGION_RODATA\", FLASH);
-REGION_ALIAS(\"REGION_DATA\", RAM);
-REGION_ALIAS(\"REGION_BSS\", RAM);
-REGION_ALIAS(\"REGION_HEAP\", RAM);
-REGION_ALIAS(\"REGION_STACK\", RAM);
-/* With panic = \"abort\" nothing unwinds, yet RV32 objects carry unwind tables (175 KB at
-   opt-level z; `-C force-unwind-tables=no` leaves them): riscv-rt's script does not place
-   .eh_frame, so the linker put it in flash after .rodata. Nothing reads it. */
-SECTIONS { /DISCARD/ : { *(.eh_frame) *(.eh_frame_hdr) } }
 ";
 
 /// A 1 MiB-flash, 256 KiB-RAM part (nRF52840-class; `--features part-256k`) on mps2-an386: the
-/// same addresses, the part's sizes. The stack (cortex-m-rt puts it at the top of RAM, growing
-/// down toward the statics) must keep at least 32 KiB: the link fails otherwise.
+/// same addresses, the part's sizes.
 const MEMORY_CORTEX_M_PART: &str = "MEMORY
 {
   FLASH : ORIGIN = 0x00000000, LENGTH = 1M
   RAM : ORIGIN = 0x20000000, LENGTH = 256K
 }
-ASSERT(_stack_start - __sheap >= 32K, \"part-256k: the statics leave less than 32 KiB of stack\");
 ";
 
 /// The same part's sizes on QEMU virt: 1 MiB of code and read-only data, then 256 KiB of RAM.
@@ -52,14 +40,27 @@ const MEMORY_RISCV_PART: &str = "MEMORY
   FLASH : ORIGIN = 0x80000000, LENGTH = 1M
   RAM : ORIGIN = 0x80100000, LENGTH = 256K
 }
-REGION_ALIAS(\"REGION_TEXT\", FLASH);
+";
+
+/// What riscv-rt's script needs beside the memory map: where each region goes.
+const RISCV_REGIONS: &str = "REGION_ALIAS(\"REGION_TEXT\", FLASH);
 REGION_ALIAS(\"REGION_RODATA\", FLASH);
 REGION_ALIAS(\"REGION_DATA\", RAM);
 REGION_ALIAS(\"REGION_BSS\", RAM);
 REGION_ALIAS(\"REGION_HEAP\", RAM);
 REGION_ALIAS(\"REGION_STACK\", RAM);
-ASSERT(_stack_start - __sheap >= 32K, \"part-256k: the statics leave less than 32 KiB of stack\");
-SECTIONS { /DISCARD/ : { *(.eh_frame) *(.eh_frame_hdr) } }
+";
+
+/// With panic = "abort" nothing unwinds, yet RV32 objects carry unwind tables (175 KB at
+/// opt-level z; `-C force-unwind-tables=no` leaves them): riscv-rt's script does not place
+/// .eh_frame, so the linker put it in flash after .rodata. Nothing reads it.
+const RISCV_NO_UNWIND_TABLES: &str = "SECTIONS { /DISCARD/ : { *(.eh_frame) *(.eh_frame_hdr) } }
+";
+
+/// On the part, the stack (at the top of RAM, growing down toward the statics) must keep at
+/// least 32 KiB: the link fails otherwise.
+const PART_STACK_CHECK: &str =
+    "ASSERT(_stack_start - __sheap >= 32K, \"part-256k: the statics leave less than 32 KiB of stack\");
 ";
 
 /// The WAT plugins: the name they are bundled under and their source, relative to the repository.
@@ -81,14 +82,14 @@ fn main() {
 
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let part = env::var_os("CARGO_FEATURE_PART_256K").is_some();
-    let memory = match (arch.as_str(), part) {
-        ("arm", false) => MEMORY_CORTEX_M,
-        ("arm", true) => MEMORY_CORTEX_M_PART,
-        ("riscv32", false) => MEMORY_RISCV,
-        ("riscv32", true) => MEMORY_RISCV_PART,
+    let parts: &[&str] = match (arch.as_str(), part) {
+        ("arm", false) => &[MEMORY_CORTEX_M],
+        ("arm", true) => &[MEMORY_CORTEX_M_PART, PART_STACK_CHECK],
+        ("riscv32", false) => &[MEMORY_RISCV, RISCV_REGIONS, RISCV_NO_UNWIND_TABLES],
+        ("riscv32", true) => &[MEMORY_RISCV_PART, RISCV_REGIONS, PART_STACK_CHECK, RISCV_NO_UNWIND_TABLES],
         (other, _) => panic!("embedded-demo has no board for target arch `{other}`"),
     };
-    write(&out.join("memory.x"), memory.as_bytes());
+    write(&out.join("memory.x"), parts.concat().as_bytes());
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rerun-if-changed=build.rs");
 
