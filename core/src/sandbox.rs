@@ -494,6 +494,22 @@ mod tests {
     }
 
     #[test]
+    fn a_command_only_import_loads_only_with_wasi_commands() {
+        // A command importing a command-only function loads only when it can be linked.
+        let module = wat::parse_str(
+            r#"(module (import "wasi_snapshot_preview1" "path_open"
+                 (func (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+               (memory (export "memory") 1) (func (export "_start")))"#,
+        )
+        .expect("valid text");
+        let loaded = Plugin::load_as(&module, Policy::default(), crate::check::Profile::Command);
+        assert_eq!(loaded.is_ok(), cfg!(feature = "wasi-commands"), "{:?}", loaded.as_ref().err());
+        if let Err(failure) = loaded {
+            assert_eq!(failure.reason, crate::BlockedReason::ImportNotAllowed);
+        }
+    }
+
+    #[test]
     fn every_allowlisted_import_is_linked_with_its_signature() {
         use crate::allowlist::{HOST_IMPORTS, HOST_MODULE, PREVIEW1, WASI_MODULE};
         let command = wat::parse_str(r#"(module (func (export "_start")))"#).unwrap();
