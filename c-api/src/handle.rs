@@ -103,6 +103,22 @@ pub(crate) fn get<T: Handle>(ptr: *const T, arg: &str) -> Result<Arc<T>, Error> 
     }
 }
 
+/// Frees every non-NULL buffer of a report's `fields` and sets each to NULL (so freeing a report
+/// twice is harmless); a buffer that is not live is the first error returned, and the others
+/// are still freed.
+pub(crate) fn free_buffers<const N: usize>(fields: [&mut *mut ContourBuffer; N]) -> Result<(), Error> {
+    let mut first_error = None;
+    for field in fields {
+        if !field.is_null() {
+            if let Err(e) = free(*field, "report buffer") {
+                first_error.get_or_insert(e);
+            }
+            *field = core::ptr::null_mut();
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
 /// Frees the handle C passed as `arg`: unregisters it, clears its magic, gives up the
 /// registry's count (the value is dropped when no running call holds it).
 pub(crate) fn free<T: Handle>(ptr: *mut T, arg: &str) -> Result<(), Error> {

@@ -3,7 +3,7 @@
 //! the recorded inputs, and the first divergence reported.
 
 use crate::error::{guard, ContourStatus, Error};
-use crate::handle::{buffer, bytes, free, ContourBuffer, Out};
+use crate::handle::{buffer, bytes, free_buffers, ContourBuffer, Out};
 use crate::policy::{policy_or_default, ContourPolicy};
 use alloc::format;
 use alloc::string::ToString;
@@ -100,15 +100,6 @@ pub extern "C" fn contour_replay_report_free(report: *mut ContourReplayReport) -
         let mut report = Out::new(report, "report")?;
         let report = report.existing();
         let fields = [&mut report.divergence, &mut report.last_outcome];
-        let mut first_error = None;
-        for field in fields {
-            if !field.is_null() {
-                if let Err(e) = free(*field, "report buffer") {
-                    first_error.get_or_insert(e);
-                }
-                *field = core::ptr::null_mut();
-            }
-        }
-        first_error.map_or(Ok(()), Err)
+        free_buffers(fields)
     })
 }

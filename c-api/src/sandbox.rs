@@ -6,7 +6,7 @@
 
 use crate::callbacks::{host, CEnvironment, ContourEnvironment, ContourHostFn};
 use crate::error::{guard, ContourStatus, Error};
-use crate::handle::{buffer, bytes, free, get, make, text, ContourBuffer, Handle, Kind, Out};
+use crate::handle::{buffer, bytes, free, free_buffers, get, make, text, ContourBuffer, Handle, Kind, Out};
 use crate::plugin::ContourPlugin;
 use crate::reason::ContourBlockedReason;
 use alloc::boxed::Box;
@@ -263,16 +263,7 @@ pub extern "C" fn contour_report_free(report: *mut ContourReport) -> ContourStat
         let mut report = Out::new(report, "report")?;
         let report = report.existing();
         let fields = [&mut report.outcome, &mut report.plugin_stdout, &mut report.plugin_stderr];
-        let mut first_error = None;
-        for field in fields {
-            if !field.is_null() {
-                if let Err(e) = free(*field, "report buffer") {
-                    first_error.get_or_insert(e);
-                }
-                *field = core::ptr::null_mut();
-            }
-        }
-        first_error.map_or(Ok(()), Err)
+        free_buffers(fields)
     })
 }
 
