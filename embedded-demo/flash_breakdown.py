@@ -89,14 +89,7 @@ def main():
     args = args[1:] if only_total else args
     elf = args[0]
     log = args[1] if len(args) > 1 else None
-    nm = subprocess.run(["nm", "-S", "-C", "--size-sort", elf], check=True, capture_output=True, text=True).stdout
-    by_crate = collections.Counter()
-    for line in nm.splitlines():
-        parts = line.split(" ", 3)
-        if len(parts) == 4 and parts[2] in "tTrR":
-            name = parts[3]
-            crate = "(anonymous constants)" if name.startswith(".L") else crate_of(name)
-            by_crate[crate] += int(parts[1], 16)
+    by_crate = by_crate_of(elf)
     modules = 0
     if log:
         with open(log, encoding="utf-8") as f:
