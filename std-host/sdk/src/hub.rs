@@ -105,6 +105,8 @@ pub struct Hub {
     pub dir: PathBuf,
     /// Its entries.
     pub entries: Vec<HubEntry>,
+    /// The index's format (`version`; absent is format 1).
+    pub format: Option<u32>,
     /// The index's serial (format 2).
     pub serial: Option<u64>,
     /// The index's expiry (format 2).
@@ -182,7 +184,13 @@ impl Hub {
                 )));
             }
         }
-        Ok(Self { dir: dir.to_path_buf(), entries: index.plugins, serial: index.serial, expires: index.expires })
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            entries: index.plugins,
+            format: index.version,
+            serial: index.serial,
+            expires: index.expires,
+        })
     }
 
     /// Finds `id` matching `requirement`: an exact version (`1.2.0`, or any version string

@@ -5,7 +5,7 @@
 //! serial seen is kept in the workspace state.
 
 use crate::files::{self, FileError};
-use crate::hub::{check_entry, Hub, HubEntry, HubIndex, HUB_INDEX, HUB_INDEX_SIGNATURE, MAX_HUB_INDEX_BYTES};
+use crate::hub::{check_entry, Hub, HubEntry, HUB_INDEX, HUB_INDEX_SIGNATURE, MAX_HUB_INDEX_BYTES};
 use crate::hub_fetch::{self, FetchError};
 use crate::intents::tool::sha256_hex;
 use crate::module_file;
@@ -274,8 +274,7 @@ fn verified_index(
     key.verify(&index, &signature).map_err(|e| refused(HubRefusal::Signature(shown.clone(), e)))?;
     let hub = Hub::from_index(Path::new(location), &index)?;
     let format = |why: &str| refused(HubRefusal::Format(format!("the index of the hub {shown} {why}")));
-    let parsed: HubIndex = serde_json::from_slice(&index).map_err(|_| format("does not parse"))?;
-    if parsed.version != Some(2) {
+    if hub.format != Some(2) {
         return Err(format("is not of format 2 (a signed index carries `version: 2`, `serial` and `expires`)"));
     }
     let serial = hub.serial.ok_or_else(|| format("has no `serial`"))?;

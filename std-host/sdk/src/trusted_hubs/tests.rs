@@ -2,7 +2,7 @@
 //! than one seen; each refusal leaves the workspace's record as it was.
 
 use super::*;
-use crate::hub::{HubEntry, Price};
+use crate::hub::{HubEntry, HubIndex, Price};
 use crate::signing::SecretKey;
 
 /// Writes `dir/index.json` (format 2, `serial`, `expires`) signed by `key`.
@@ -84,6 +84,11 @@ fn rollback_fork_expiry_and_foreign_signatures_are_refused() {
     bytes[20] ^= 1;
     std::fs::write(hub.join(HUB_INDEX), &bytes).unwrap();
     assert!(matches!(refusal(open(&ws, "main", false)), HubRefusal::Signature(_, SigningError::Mismatch)));
+    // Signed, with a serial and an expiry, but saying it is format 1.
+    let old_format = br#"{"version": 1, "serial": 9, "expires": "2999-01-01T00:00:00Z", "plugins": []}"#;
+    std::fs::write(hub.join(HUB_INDEX), old_format).unwrap();
+    std::fs::write(hub.join(HUB_INDEX_SIGNATURE), key.sign(old_format, "index").unwrap()).unwrap();
+    assert!(matches!(refusal(open(&ws, "main", false)), HubRefusal::Format(_)));
     // Unsigned.
     std::fs::remove_file(hub.join(HUB_INDEX_SIGNATURE)).unwrap();
     assert!(matches!(refusal(open(&ws, "main", false)), HubRefusal::Unsigned(_)));
