@@ -78,9 +78,7 @@ pub fn changes_since(approved: &Approval, package: &Package) -> Vec<Change> {
     let publisher = package.files.publisher.as_ref().map(|(key, _)| key.base64());
     if approved.publisher != publisher {
         let id = |base64: &Option<String>| {
-            base64
-                .as_deref()
-                .map(|k| crate::signing::PublicKey::parse(k).map_or_else(|_| k.to_string(), |key| key.id()))
+            base64.as_deref().map(|k| crate::signing::PublicKey::id_of(k).unwrap_or_else(|| k.to_string()))
         };
         changes.push(Change::Publisher(id(&approved.publisher), id(&publisher)));
     }

@@ -150,7 +150,7 @@ pub struct InstallOptions {
 
 /// The key id of a publisher key's base64 line (the line itself when it does not parse).
 fn key_id(base64: &str) -> String {
-    PublicKey::parse(base64).map_or_else(|_| files::quoted(base64), |key| key.id())
+    PublicKey::id_of(base64).unwrap_or_else(|| files::quoted(base64))
 }
 
 /// Whether `offered` is an older semver version than `installed` (versions that are not

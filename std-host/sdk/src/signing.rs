@@ -120,6 +120,12 @@ impl PublicKey {
         Self::parse(text)
     }
 
+    /// The key id of a key given as its base64 line (as manifests, indexes and the state keep
+    /// keys), `None` when it is not a key.
+    pub fn id_of(base64: &str) -> Option<String> {
+        Self::parse(base64).ok().map(|key| key.id())
+    }
+
     /// The key id, as minisign prints it (16 upper-case hex digits).
     pub fn id(&self) -> String {
         key_id_of(self.key.keynum())

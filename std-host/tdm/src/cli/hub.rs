@@ -142,7 +142,7 @@ fn list_command(name: Option<&str>, dir: Option<&Path>, ws: &WorkspaceArg, json:
 /// `tdm hub list`: the trusted hubs.
 fn trusted(ws: &WorkspaceArg, json: bool) -> Result<u8, CliError> {
     let state = open_workspace(ws)?.read_state()?;
-    let key_id = |key: &str| PublicKey::parse(key).map_or_else(|_| "(unreadable key)".to_string(), |k| k.id());
+    let key_id = |key: &str| PublicKey::id_of(key).unwrap_or_else(|| "(unreadable key)".to_string());
     if json {
         let hubs: Vec<Value> = state
             .hubs
@@ -207,7 +207,7 @@ fn list(opened: &OpenedHub, json: bool) -> Result<u8, CliError> {
         rows.push(json!({
             "id": entry.id, "version": entry.version, "sha256": entry.sha256, "price": entry.price.to_string(),
             "path": entry.path,
-            "publisher": entry.publisher.as_deref().map(|k| PublicKey::parse(k).map_or_else(|_| String::new(), |k| k.id())),
+            "publisher": entry.publisher.as_deref().map(|k| PublicKey::id_of(k).unwrap_or_default()),
             "name": manifest.as_ref().map(|m| m.0.clone()),
             "description": manifest.as_ref().map(|m| m.1.clone()),
             "intents": intents,

@@ -104,8 +104,7 @@ fn publish_checked(dir: &Path, package: &Path, key: &Path, expires_days: u32, js
     let Some(entry) = &report.published else {
         return Err(CliError::io("the hub reported no entry for the package"));
     };
-    let publisher =
-        entry.publisher.as_deref().map(|key| PublicKey::parse(key).map_or_else(|_| key.to_string(), |k| k.id()));
+    let publisher = entry.publisher.as_deref().map(|key| PublicKey::id_of(key).unwrap_or_else(|| key.to_string()));
     if json {
         terminal::out_json(
             &json!({
