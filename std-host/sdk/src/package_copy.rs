@@ -175,7 +175,7 @@ fn copy_file(
     }
     // The hash of the bytes written, not of a read before or after.
     if let Some(expected) = listed {
-        let actual: String = reader.hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let actual = contour_core::hex(&reader.hash.finalize().into());
         if actual != expected {
             return Err(CopyError::Unlisted {
                 file: listed_name(&planned.relative),

@@ -17,6 +17,7 @@ pub use hub::{hub_init, hub_publish, HubReport, DEFAULT_EXPIRES_DAYS, MAX_EXPIRE
 pub use pack::{pack, IntentFlag, IntentSource, PackOptions, PackReport, DEFAULT_VERSION};
 
 use crate::files::{self, FileError};
+use crate::intents::tool::sha256_hex;
 use crate::package::PackageError;
 use crate::package_copy::CopyError;
 use crate::signing::{PublicKey, SecretKey, SigningError};
@@ -365,11 +366,6 @@ fn check_vacant(dir: &Path) -> Result<(), PublishError> {
         }
         Ok(_) => Err(PublishError::NotEmpty(dir.to_path_buf())),
     }
-}
-
-/// sha256 of `bytes`, lower-case hex.
-fn sha256_hex(bytes: &[u8]) -> String {
-    crate::intents::tool::sha256_hex(bytes)
 }
 
 #[cfg(test)]
