@@ -50,6 +50,19 @@ fn board_policy() -> Policy {
     Policy { fuel_slice: 100_000, ..Policy::embedded() }
 }
 
+/// The linear memory the `limits` trace may grow to: what a 256 KiB-RAM part's build allows
+/// (embedded-demo's `part-256k`), so that part replays it too; the trace carries its policy, so
+/// every host and board replays it under this limit.
+const LIMITS_TRACE_MEMORY_BYTES: u64 = 128 * 1024;
+
+/// The policy trace `name` is recorded under.
+fn policy_of(name: &str) -> Policy {
+    match name {
+        "limits" => Policy { max_memory_bytes: LIMITS_TRACE_MEMORY_BYTES, ..board_policy() },
+        _ => board_policy(),
+    }
+}
+
 fn rpc(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 }
@@ -122,7 +135,7 @@ fn record(name: &str, wasm: &[u8], module: &str) -> Trace {
         other => panic!("traces.txt names {other}, which tests/traces.rs does not record"),
     };
     let grants = Permissions::parse_all(grants.iter().copied()).unwrap();
-    let plugin = Arc::new(Plugin::load(wasm, board_policy()).unwrap_or_else(|f| panic!("{name}: {f}")));
+    let plugin = Arc::new(Plugin::load(wasm, policy_of(name)).unwrap_or_else(|f| panic!("{name}: {f}")));
     let mut sandbox = Sandbox::new(plugin, env).with_host(intents, grants);
     sandbox.start_recording(wasm, module).unwrap();
     for (method, params) in &requests {
