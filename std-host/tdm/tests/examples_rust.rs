@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
+#[path = "support/key_order.rs"]
+mod key_order;
+
 /// A built example module, `target/plugins/NAME.wasm`; fails when it was not built.
 fn module(name: &str) -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/plugins").join(format!("{name}.wasm"));
@@ -275,12 +278,16 @@ fn greet_request(size: usize) -> Vec<u8> {
 /// The fuel of one warm `greet` of `module` (the second intent on one sandbox: launch fuel and the
 /// first call's lazy setup are left out) with a `size`-byte request.
 fn warm_greet_fuel(module: &Path, size: usize) -> u64 {
+    warm_fuel(module, &greet_request(size))
+}
+
+/// The fuel of the second of two identical requests on one sandbox of `module`.
+fn warm_fuel(module: &Path, request: &[u8]) -> u64 {
     let plugin = Plugin::load(&std::fs::read(module).expect("read the module"), Policy::default()).expect("it loads");
     let mut sandbox = Sandbox::new(Arc::new(plugin), Box::new(VirtualEnvironment::new(1)));
-    let request = greet_request(size);
-    let first = sandbox.execute_request(&request);
+    let first = sandbox.execute_request(request);
     assert!(first.outcome.is_completed(), "{}", first.outcome.json);
-    let warm = sandbox.execute_request(&request);
+    let warm = sandbox.execute_request(request);
     assert!(warm.outcome.is_completed(), "{}", warm.outcome.json);
     assert_eq!(warm.launch_fuel, 0, "the second intent does not launch");
     warm.fuel_used
@@ -298,6 +305,16 @@ fn a_warm_greet_costs_the_plugins_work_not_the_sdks() {
     println!("hello greet: {small} fuel at 128 B, {large} at 64 KiB, {per_byte:.2} per byte of name");
     assert!(small <= 11_000, "a warm 128-byte greet costs {small} fuel, over 11,000");
     assert!(per_byte <= 10.0, "each byte of a string param costs {per_byte:.2} fuel, over 10");
+}
+
+#[test]
+fn a_greets_envelope_costs_the_same_in_any_key_order() {
+    // Issue 25: `jsonrpc` first (most writers' order), `id` last, or pretty-printed, within 5% of
+    // the host's own order (it cost +60% before the order-free fast path).
+    let hello = module("hello");
+    for size in [128, 4096] {
+        key_order::assert_order_free("hello", size, |request| warm_fuel(&hello, request));
+    }
 }
 
 #[test]
