@@ -1,6 +1,6 @@
 /* tdm_internal.h: what the C SDK's own files share and a plugin never calls: the word-at-a-time
- * byte tests, the string scanner the entry point matches the envelope with, and the static
- * out-of-memory answer. */
+ * byte tests, the byte classes and the string scanner the entry point reads the envelope with, and
+ * the static out-of-memory answer. */
 #ifndef TDM_INTERNAL_H
 #define TDM_INTERNAL_H
 
@@ -42,6 +42,13 @@ static inline uint64_t is_backslash_word(uint64_t word) {
 static inline uint64_t quote_or_backslash(uint64_t word) {
     return bytes_equal(word, '"') | bytes_equal(word, '\\');
 }
+
+/* The classes of each byte that the scanners test with one load (defined in tdm_json.c):
+ * TDM_JSON_SPACE for JSON whitespace, TDM_JSON_STOP for what tdm_json_value_len looks at inside
+ * an object or array (a quote or a bracket). */
+#define TDM_JSON_SPACE 1
+#define TDM_JSON_STOP 2
+extern const uint8_t tdm_json_class[256];
 
 /* The index of the first `"` or backslash in s[i..len), or len (defined in tdm_json.c). */
 size_t tdm_string_run_end(const char *s, size_t len, size_t i);

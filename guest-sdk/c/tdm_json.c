@@ -289,8 +289,16 @@ tdm_response tdm_response_bytes(const void *bytes, size_t len) {
 
 /* ---- JSON scanner --------------------------------------------------------------------------- */
 
+/* Each byte's classes (see tdm_internal.h): one load tells the scanners whether it is whitespace
+ * or a byte that matters inside an object or array. */
+const uint8_t tdm_json_class[256] = {
+    [' '] = TDM_JSON_SPACE, ['\t'] = TDM_JSON_SPACE, ['\n'] = TDM_JSON_SPACE, ['\r'] = TDM_JSON_SPACE,
+    ['"'] = TDM_JSON_STOP,  ['{'] = TDM_JSON_STOP,    ['}'] = TDM_JSON_STOP,    ['['] = TDM_JSON_STOP,
+    [']'] = TDM_JSON_STOP,
+};
+
 static bool is_ws(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    return tdm_json_class[(uint8_t)c] & TDM_JSON_SPACE;
 }
 
 static size_t skip_ws(const char *s, size_t len, size_t i) {
@@ -309,6 +317,14 @@ static size_t string_end(const char *s, size_t len, size_t i) {
     return 0;
 }
 
+/* The index of the first quote or bracket in s[i..len), or len: the other bytes of an object or
+ * array (whitespace, numbers, punctuation) are passed in a loop of their own, out of line, as
+ * Contour charges a loop's whole body on every round. */
+__attribute__((noinline)) static size_t next_stop(const char *s, size_t len, size_t i) {
+    while (i < len && !(tdm_json_class[(uint8_t)s[i]] & TDM_JSON_STOP)) i++;
+    return i;
+}
+
 size_t tdm_json_value_len(const char *json, size_t len) {
     if (len == 0) return 0;
     char c = json[0];
@@ -317,6 +333,11 @@ size_t tdm_json_value_len(const char *json, size_t len) {
         size_t depth = 0;
         for (size_t i = 0; i < len; i++) {
             char d = json[i];
+            if (!(tdm_json_class[(uint8_t)d] & TDM_JSON_STOP)) {
+                i = next_stop(json, len, i);
+                if (i >= len) return 0;
+                d = json[i];
+            }
             if (d == '"') {
                 size_t end = string_end(json, len, i);
                 if (!end) return 0;

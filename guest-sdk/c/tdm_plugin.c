@@ -5,39 +5,132 @@
 
 /* ---- The ABI entry point -------------------------------------------------------------------- */
 
-/* Whether req[at..] starts with the n bytes of `lit`, compared a word at a time. */
-static bool has_at(const char *req, size_t len, size_t at, const char *lit, size_t n) {
-    if (at > len || len - at < n) return false;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        if (load64(req + at + i) != load64(lit + i)) return false;
+/* Past the JSON whitespace from req[i], for an i before the request's last token (a byte that is
+ * not whitespace ends the loop, so it needs no bound). The loop is entered only when there is
+ * whitespace: Contour charges a loop's whole body on every round. */
+#define IS_SPACE(c) (tdm_json_class[(uint8_t)(c)] & TDM_JSON_SPACE)
+#define SKIP_SPACE(req, i)                                                                         \
+    do {                                                                                           \
+        if (IS_SPACE((req)[i])) do (i)++; while (IS_SPACE((req)[i]));                             \
+    } while (0)
+
+/* What plain_envelope has found so far. */
+typedef struct {
+    const char *method, *params;
+    size_t method_len, params_len;
+} envelope;
+
+/* One member of the envelope: given the request up to `end` (its last token's end) and the index i
+ * of the member's key, at least 11 bytes before `end`, reads the member into `e` and answers the
+ * index of the next member's key (past the comma and whitespace), or 0 when the scan ends there:
+ * at `params`, or at anything plain_envelope leaves to the general scanner. Each is a function of
+ * its own, so a member costs only its own instructions. */
+typedef size_t member_reader(const char *req, size_t end, size_t i, envelope *e);
+
+/* The index of the next member's key after a value that ends at req[i]: a comma, then whitespace. */
+static inline size_t next_member(const char *req, size_t end, size_t i) {
+    if (end - i < 2 || req[i] != ',') return 0;
+    i++;
+    SKIP_SPACE(req, i);
+    return i;
+}
+
+/* `"id":` and digits. */
+static size_t read_id(const char *req, size_t end, size_t i, envelope *e) {
+    (void)e;
+    if ((load64(req + i) & 0xffffffffff) != (load64("\"id\":...") & 0xffffffffff)) return 0;
+    i += 5;
+    SKIP_SPACE(req, i);
+    if (req[i] < '0' || req[i] > '9') return 0;
+    do i++;
+    while (i < end && req[i] >= '0' && req[i] <= '9');
+    return next_member(req, end, i);
+}
+
+/* `"jsonrpc":` and "2.0". */
+static size_t read_jsonrpc(const char *req, size_t end, size_t i, envelope *e) {
+    (void)e;
+    if (load64(req + i) != load64("\"jsonrpc") || req[i + 8] != '"' || req[i + 9] != ':') return 0;
+    i += 10;
+    SKIP_SPACE(req, i);
+    /* A comma and the next key follow, so the word is within the request. */
+    if (end - i < 8 || (uint32_t)load64(req + i) != (uint32_t)load64("\"2.0....") || req[i + 4] != '"') return 0;
+    return next_member(req, end, i + 5);
+}
+
+/* `"method":` and a string without escapes, the first time. */
+static size_t read_method(const char *req, size_t end, size_t i, envelope *e) {
+    if (load64(req + i) != load64("\"method\"") || req[i + 8] != ':' || e->method) return 0;
+    i += 9;
+    SKIP_SPACE(req, i);
+    if (req[i] != '"') return 0;
+    size_t close = tdm_string_run_end(req, end, i + 1);
+    if (close >= end || req[close] != '"') return 0;
+    e->method = req + i + 1;
+    e->method_len = close - i - 1;
+    return next_member(req, end, close + 1);
+}
+
+/* `"params":` after the method: its value measured as the general scanner measures it. */
+static size_t read_params(const char *req, size_t end, size_t i, envelope *e) {
+    if (load64(req + i) != load64("\"params\"") || req[i + 8] != ':' || !e->method) return 0;
+    i += 9;
+    SKIP_SPACE(req, i);
+    e->params_len = tdm_json_value_len(req + i, end - i);
+    if (e->params_len) e->params = req + i;
+    return 0;
+}
+
+/* Any other member. */
+static size_t read_other(const char *req, size_t end, size_t i, envelope *e) {
+    (void)req, (void)end, (void)i, (void)e;
+    return 0;
+}
+
+/* The readers by the first letter of a key (after its quote), from `i` to `p`. */
+static member_reader *const readers[8] = {read_id,    read_jsonrpc, read_other, read_other,
+                                          read_method, read_other,   read_other, read_params};
+
+/* The method and params of a request that starts with `{` and whose members before `params` are
+ * `id` (digits), `jsonrpc` ("2.0") and `method` (once, a string without escapes) in any order, each
+ * key plain and followed by its colon and each value by its comma, with any whitespace after a colon
+ * or a comma: a member is told apart by its key's first letter and read by its own reader, and the
+ * scan stops at `params` (measured as the general scanner measures it; what follows is not read).
+ * These are the members the general scanner finds, so the answer is the same. False for any other
+ * form, which general_envelope reads. */
+__attribute__((noinline)) static bool plain_envelope(const char *req, size_t len, const char **method,
+                                                     size_t *method_len, const char **params,
+                                                     size_t *params_len) {
+    size_t end = len; /* just past the last byte that is not whitespace */
+    while (end && IS_SPACE(req[end - 1])) end--;
+    if (end < 2 || req[0] != '{') return false;
+    size_t i = 1;
+    SKIP_SPACE(req, i);
+    envelope e = {0, 0, 0, 0};
+    while (end - i > 10) {
+        unsigned letter = (uint8_t)req[i + 1] - 'i';
+        if (letter > 7 || !(i = readers[letter](req, end, i, &e))) break;
     }
-    for (; i < n; i++) {
-        if (req[at + i] != lit[i]) return false;
-    }
+    if (!e.params) return false;
+    *method = e.method;
+    *method_len = e.method_len;
+    *params = e.params;
+    *params_len = e.params_len;
     return true;
 }
 
-/* The request in the form the host writes it (docs/ABI.md section 2),
- * {"id":N,"jsonrpc":"2.0","method":"M","params":P} with M free of escapes: the method and params
- * found by matching the fixed parts, without looking at the other members. False for any other
- * form, which the general scanner reads. */
-static bool canonical_envelope(const char *req, size_t len, const char **method, size_t *method_len,
-                               const char **params, size_t *params_len) {
-    static const char id[] = "{\"id\":", middle[] = ",\"jsonrpc\":\"2.0\",\"method\":\"", tail[] = ",\"params\":";
-    if (!has_at(req, len, 0, id, sizeof id - 1)) return false;
-    size_t at = sizeof id - 1;
-    while (at < len && req[at] >= '0' && req[at] <= '9') at++;
-    if (!has_at(req, len, at, middle, sizeof middle - 1)) return false;
-    size_t start = at + sizeof middle - 1, end = tdm_string_run_end(req, len, start);
-    if (end >= len || req[end] != '"' || !has_at(req, len, end + 1, tail, sizeof tail - 1)) return false;
-    size_t p = end + sizeof tail;
-    size_t n = tdm_json_value_len(req + p, len - p);
-    if (n == 0) return false;
-    *method = req + start;
-    *method_len = end - start;
-    *params = req + p;
-    *params_len = n;
+/* The method and params of any other request, found member by member by the general scanner (a
+ * request without params has null); false when it has no string `method`. */
+__attribute__((noinline)) static bool general_envelope(const char *req, size_t len, const char **method,
+                                                       size_t *method_len, const char **params,
+                                                       size_t *params_len) {
+    if (!tdm_json_get(req, len, "method", method, method_len) || *method_len < 2 || **method != '"') return false;
+    ++*method;
+    *method_len -= 2;
+    if (!tdm_json_get(req, len, "params", params, params_len)) {
+        *params = "null";
+        *params_len = 4;
+    }
     return true;
 }
 
@@ -45,21 +138,11 @@ __attribute__((export_name("tdm_plugin_execute_intent"))) uint8_t *tdm_plugin_ex
                                                                                               size_t len) {
     const char *method, *params;
     size_t method_len, params_len;
-    if (canonical_envelope(req, len, &method, &method_len, &params, &params_len)) {
-        TDM_FUEL_MARK(TDM_MARK_ENVELOPE);
-        tdm_response r = tdm_handle(method, method_len, params, params_len);
-        return r.frame ? r.frame : tdm_oom_response().frame;
-    }
-    if (!tdm_json_get(req, len, "method", &method, &method_len) || method_len < 2 || method[0] != '"') {
+    if (!plain_envelope(req, len, &method, &method_len, &params, &params_len) &&
+        !general_envelope(req, len, &method, &method_len, &params, &params_len)) {
         return tdm_failed("The request has no string `method`.", "invalid_request",
                           "Send a JSON-RPC 2.0 request with a method.", false)
             .frame;
-    }
-    method++;
-    method_len -= 2;
-    if (!tdm_json_get(req, len, "params", &params, &params_len)) {
-        params = "null";
-        params_len = 4;
     }
     TDM_FUEL_MARK(TDM_MARK_ENVELOPE);
     tdm_response r = tdm_handle(method, method_len, params, params_len);

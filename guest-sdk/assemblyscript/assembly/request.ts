@@ -392,7 +392,11 @@ export let envelopeParams: Params = new Params(EMPTY_OBJECT, EMPTY_OBJECT + 2);
  * it is not a JSON-RPC request with a string `method`. */
 export function readEnvelope(ptr: usize, len: usize): bool {
   const end = ptr + len;
-  if (canonicalEnvelope(ptr, end)) return true;
+  return canonicalEnvelope(ptr, end) || plainEnvelope(ptr, end) || scanEnvelope(ptr, end);
+}
+
+// Any other request, read member by member (a request without params has `{}`).
+function scanEnvelope(ptr: usize, end: usize): bool {
   const method = findValue(ptr, end, "method");
   if (!method || load<u8>(method) != 0x22) return false;
   const text = readString(method, end);
@@ -405,7 +409,7 @@ export function readEnvelope(ptr: usize, len: usize): bool {
 
 // The request in the form the host writes it (docs/ABI.md section 2),
 // {"id":N,"jsonrpc":"2.0","method":"M","params":P} with M ASCII without escapes, read by matching its
-// fixed parts a word at a time. False for any other form, which `readEnvelope` scans member by member.
+// fixed parts a word at a time. False for any other form, which `plainEnvelope` reads.
 function canonicalEnvelope(ptr: usize, end: usize): bool {
   // `{"id":`, then digits.
   if (end - ptr < 8 || (load<u64>(ptr) & 0xffffffffffff) != 0x3a226469227b) return false;
@@ -423,4 +427,74 @@ function canonicalEnvelope(ptr: usize, end: usize): bool {
   envelopeMethod = asciiString(start, stop - start);
   envelopeParams = new Params(stop + 11, end);
   return true;
+}
+
+// Past the JSON whitespace from `p`, which is before the end of the request's last token (a byte
+// that is not whitespace ends the loop, so it needs no bound). One space is passed here; the loop
+// for more runs out of line, only when there is more: Contour charges a loop's body on every entry.
+// @ts-ignore: decorator
+@inline function skipSpace(p: usize): usize {
+  if (load<u8>(p) == 0x20) p++; // one space, as after a colon, is read here
+  if (load<u8>(p) <= 0x20) p = spaceEnd(p);
+  return p;
+}
+
+// The first byte from `p` on that is not JSON whitespace (see `skipSpace`).
+function spaceEnd(p: usize): usize {
+  while (isWs(load<u8>(p))) p++;
+  return p;
+}
+
+// The request when it starts with `{` and its members before `params` are `id` (digits), `jsonrpc`
+// ("2.0") and `method` (once, ASCII without escapes) in any order, each key plain and followed by its
+// colon and each value by its comma, with any whitespace after a colon or a comma: the keys are told
+// apart by their first 8 bytes and the scan stops at `params` (what follows is not read). These are
+// the members `findValue` finds, so the answer is the same. False for any other form, which
+// `scanEnvelope` reads.
+function plainEnvelope(ptr: usize, end: usize): bool {
+  let last = end; // just past the last byte that is not whitespace
+  if (last > ptr && load<u8>(last - 1) <= 0x20) {
+    while (last > ptr && isWs(load<u8>(last - 1))) last--;
+  }
+  if (last - ptr < 2 || load<u8>(ptr) != 0x7b) return false;
+  let p = skipSpace(ptr + 1);
+  let method: usize = 0;
+  let methodEnd: usize = 0;
+  while (last - p > 10) {
+    const key = load<u64>(p);
+    if (key == 0x22646f6874656d22) {
+      // `"method":` and its string, the first time.
+      if (method || load<u8>(p, 8) != 0x3a) return false;
+      p = skipSpace(p + 9);
+      if (load<u8>(p) != 0x22) return false;
+      method = p + 1;
+      methodEnd = asciiPlainEnd(method, last);
+      if (methodEnd >= last || load<u8>(methodEnd) != 0x22) return false;
+      p = methodEnd + 1;
+    } else if (key == 0x22736d6172617022) {
+      // `"params":` after the method: the end of the scan.
+      if (!method || load<u8>(p, 8) != 0x3a) return false;
+      envelopeMethod = asciiString(method, methodEnd - method);
+      envelopeParams = new Params(skipSpace(p + 9), end);
+      return true;
+    } else if (key == 0x6370726e6f736a22) {
+      // `"jsonrpc":` and "2.0".
+      if (load<u16>(p, 8) != 0x3a22) return false;
+      p = skipSpace(p + 10);
+      if (last - p < 6 || load<u32>(p) != 0x302e3222 || load<u8>(p, 4) != 0x22) return false;
+      p += 5;
+    } else if (<u32>key == 0x22646922 && load<u8>(p, 4) == 0x3a) {
+      // `"id":` and digits.
+      p = skipSpace(p + 5);
+      const digits = p;
+      while (p < last && <u32>load<u8>(p) - 0x30 < 10) p++;
+      if (p == digits) return false;
+    } else {
+      return false;
+    }
+    // The comma, and the whitespace before the next key.
+    if (last - p < 2 || load<u8>(p) != 0x2c) return false;
+    p = skipSpace(p + 1);
+  }
+  return false;
 }

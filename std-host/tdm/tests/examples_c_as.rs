@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
+#[path = "support/key_order.rs"]
+mod key_order;
+
 /// The built module `target/plugins/NAME.wasm`, or a failed test saying how to build it.
 fn module(name: &str) -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/plugins").join(format!("{name}.wasm"));
@@ -269,11 +272,16 @@ fn greet_request(size: usize) -> Vec<u8> {
 /// The fuel of one warm `greet` of the built module `name` (the second intent on one sandbox) with a
 /// `size`-byte request.
 fn warm_greet_fuel(name: &str, size: usize) -> u64 {
+    warm_request_fuel(name, &greet_request(size))
+}
+
+/// The fuel of one warm run of `request` (raw JSON-RPC bytes) by the built module `name`: the second
+/// intent on one sandbox, both completed.
+fn warm_request_fuel(name: &str, request: &[u8]) -> u64 {
     let mut sandbox = sandbox(name);
-    let request = greet_request(size);
-    let first = sandbox.execute_request(&request);
+    let first = sandbox.execute_request(request);
     assert!(first.outcome.is_completed(), "{name}: {}", first.outcome.json);
-    let warm = sandbox.execute_request(&request);
+    let warm = sandbox.execute_request(request);
     assert!(warm.outcome.is_completed(), "{name}: {}", warm.outcome.json);
     warm.fuel_used
 }
@@ -302,6 +310,17 @@ fn the_c_and_assemblyscript_greets_cost_about_what_the_rust_one_does() {
         assert!(fuel as f64 <= 1.5 * rust as f64, "{name}: {fuel} fuel at 128 B, over 1.5x Rust's {rust}");
         assert!(fuel <= 12_500, "{name}: {fuel} fuel at 128 B, over 12,500");
         assert!(per_byte <= per_byte_bound, "{name}: {per_byte:.2} fuel per byte, over {per_byte_bound:.2}");
+    }
+}
+
+#[test]
+fn the_c_and_assemblyscript_envelopes_cost_the_same_in_any_key_order() {
+    // Issue 25: a request written in another member order (`jsonrpc` first, `id` last) or spaced
+    // costs within 5% of the host's own order (pretty-printed, within 15%), small and large.
+    for name in ["hello-c", "hello-as"] {
+        for size in [128, 4096] {
+            key_order::assert_order_free(name, size, |request| warm_request_fuel(name, request));
+        }
     }
 }
 
