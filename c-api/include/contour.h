@@ -433,6 +433,11 @@ enum contour_status contour_policy_set_max_host_request_bytes(struct contour_pol
 // `CONTOUR_STATUS_INVALID_ARGUMENT`; a zero where one is not allowed is refused when the policy is used.
 enum contour_status contour_policy_set_max_request_depth(struct contour_policy *policy, uint64_t value);
 
+// Sets `simd`: whether a module may use SIMD (`v128`), 1 on (the default) or 0 off; a module
+// that uses it is refused at load when off, or when this library was built without SIMD (the
+// firmware build; not recorded in traces). Any other value is `CONTOUR_STATUS_INVALID_ARGUMENT`.
+enum contour_status contour_policy_set_simd(struct contour_policy *policy, uint64_t value);
+
 // The `blockedReason` string of `reason` (a `contour_blocked_reason` value), NUL-terminated
 // and static: `"fuel_exhausted"` for `CONTOUR_BLOCKED_REASON_FUEL_EXHAUSTED`, `""` for
 // `CONTOUR_BLOCKED_REASON_NONE`, `"plugin"` for `CONTOUR_BLOCKED_REASON_PLUGIN` (the plugin's

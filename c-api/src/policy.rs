@@ -108,6 +108,7 @@ pub extern "C" fn contour_policy_get(
                 Compilation::LazyTranslation => 1,
                 Compilation::Eager => 2,
             },
+            PolicyValue::Switch(on) => u64::from(on),
         };
         out.put(value);
         Ok(())
@@ -315,6 +316,21 @@ pub extern "C" fn contour_policy_set_max_host_request_bytes(policy: *mut Contour
 pub extern "C" fn contour_policy_set_max_request_depth(policy: *mut ContourPolicy, value: u64) -> ContourStatus {
     set("contour_policy_set_max_request_depth", policy, |p| {
         p.max_request_depth = fit(value, "max_request_depth")?;
+        Ok(())
+    })
+}
+
+/// Sets `simd`: whether a module may use SIMD (`v128`), 1 on (the default) or 0 off; a module
+/// that uses it is refused at load when off, or when this library was built without SIMD (the
+/// firmware build; not recorded in traces). Any other value is `CONTOUR_STATUS_INVALID_ARGUMENT`.
+#[no_mangle]
+pub extern "C" fn contour_policy_set_simd(policy: *mut ContourPolicy, value: u64) -> ContourStatus {
+    set("contour_policy_set_simd", policy, |p| {
+        p.simd = match value {
+            0 => false,
+            1 => true,
+            _ => return Err(Error::new(ContourStatus::InvalidArgument, format!("{value} is not 0 or 1 (`simd`)"))),
+        };
         Ok(())
     })
 }

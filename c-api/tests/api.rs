@@ -110,7 +110,7 @@ fn every_setter_sets_its_field_and_the_embedded_profile_is_cores() {
         ("max_host_request_bytes", contour_policy_set_max_host_request_bytes),
         ("max_request_depth", contour_policy_set_max_request_depth),
     ];
-    assert_eq!(setters.len() + 1, contour_core::Policy::FIELDS.len(), "a setter per field (and compilation)");
+    assert_eq!(setters.len() + 2, contour_core::Policy::FIELDS.len(), "a setter per field (and compilation, simd)");
     for (at, (name, set)) in setters.iter().enumerate() {
         let value = 1000 + at as u64;
         assert_eq!(set(policy, value), ContourStatus::Ok, "{name}");
@@ -121,6 +121,10 @@ fn every_setter_sets_its_field_and_the_embedded_profile_is_cores() {
     assert_eq!(contour_policy_set_compilation(policy, 2), ContourStatus::Ok);
     assert_eq!(get(policy, "compilation"), 2);
     assert_eq!(contour_policy_set_compilation(policy, 3), ContourStatus::InvalidArgument);
+    assert_eq!(get(policy, "simd"), 1, "SIMD is on by default");
+    assert_eq!(contour_policy_set_simd(policy, 0), ContourStatus::Ok);
+    assert_eq!(get(policy, "simd"), 0);
+    assert_eq!(contour_policy_set_simd(policy, 2), ContourStatus::InvalidArgument);
     let mut value = 0;
     assert_eq!(contour_policy_get(policy, b"nope".as_ptr(), 4, &mut value), ContourStatus::InvalidArgument);
     assert_eq!(contour_policy_set_fuel_per_intent(policy, 0), ContourStatus::Ok);

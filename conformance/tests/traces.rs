@@ -28,8 +28,9 @@ fn manifest() -> Vec<(String, PathBuf)> {
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {
-            let (name, module) = l.split_once(' ').expect("NAME MODULE");
-            (name.to_string(), conformance().join(module.trim()))
+            let mut fields = l.split_whitespace();
+            let (Some(name), Some(module)) = (fields.next(), fields.next()) else { panic!("NAME MODULE [simd]: {l}") };
+            (name.to_string(), conformance().join(module))
         })
         .collect()
 }
@@ -59,6 +60,9 @@ const LIMITS_TRACE_MEMORY_BYTES: u64 = 128 * 1024;
 fn policy_of(name: &str) -> Policy {
     match name {
         "limits" => Policy { max_memory_bytes: LIMITS_TRACE_MEMORY_BYTES, ..board_policy() },
+        // The embedded profile turns SIMD off (the firmware has none); the trace proves it on
+        // every other host.
+        "simd" => Policy { simd: true, ..board_policy() },
         _ => board_policy(),
     }
 }
@@ -132,6 +136,7 @@ fn record(name: &str, wasm: &[u8], module: &str) -> Trace {
             &[],
             vec![("greet", json!({"name": "Ada"})), ("greet", json!({"name": "  Grace  "})), ("greet", json!({}))],
         ),
+        "simd" => (seeded(), Box::new(NoHostIntents), &[], vec![("lanes", json!({}))]),
         other => panic!("traces.txt names {other}, which tests/traces.rs does not record"),
     };
     let grants = Permissions::parse_all(grants.iter().copied()).unwrap();

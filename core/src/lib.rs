@@ -72,6 +72,7 @@ mod plugin;
 mod policy;
 mod reason;
 mod sandbox;
+mod simd;
 mod state;
 mod trace;
 mod wasi;
@@ -94,6 +95,7 @@ pub use policy::{
 pub use outcome::{Blocked, IntentReport, Outcome, Status, Told};
 pub use reason::{BlockedReason, Failure, MAX_DETAIL_BYTES};
 pub use sandbox::{run_command, CommandExit, CommandReport, LaunchReport, Sandbox};
+pub use simd::{uses_simd, BUILT_WITH_SIMD, SIMD_UNAVAILABLE};
 // The ABI's bytes.
 pub use abi::{check_request_region, request as intent_request, request_raw as intent_request_raw, response_range};
 // The input boundary the embedder implements: clocks and entropy, host intents, files, stdio.

@@ -7,8 +7,9 @@ use crate::allowlist;
 use crate::check::{Inspection, Profile};
 use crate::meter::BYTES_PER_FUEL;
 use crate::module_limits;
-use crate::policy::{Compilation, Policy};
+use crate::policy::{Compilation, Policy, PolicyValue};
 use crate::reason::{BlockedReason, Failure};
+use crate::simd;
 use crate::state::HostState;
 use alloc::format;
 use alloc::sync::Arc;
@@ -16,13 +17,14 @@ use wasmi::{CompilationMode, Config, CustomFuelCosts, Engine, Linker, Module};
 
 /// An engine and the linker of every host import (WASI and the host intents), built once and
 /// shared by every plugin loaded on it: loading a plugin then costs only parsing, checking
-/// and compiling its module. The engine settings (compilation mode, call-depth limit) come from
-/// the policy it was built for; a plugin loaded on it must ask for the same.
+/// and compiling its module. The engine settings (compilation mode, call-depth limit, SIMD) come
+/// from the policy it was built for; a plugin loaded on it must ask for the same.
 pub struct Runtime {
     pub(crate) engine: Engine,
     pub(crate) linker: Linker<HostState>,
     compilation: Compilation,
     max_call_depth: usize,
+    simd: bool,
 }
 
 impl Runtime {
@@ -33,12 +35,20 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         allowlist::link(&mut linker)
             .map_err(|e| Failure::new(BlockedReason::LinkFailed, format!("Defining the host imports failed: {e}.")))?;
-        Ok(Self { engine, linker, compilation: policy.compilation, max_call_depth: policy.max_call_depth })
+        Ok(Self {
+            engine,
+            linker,
+            compilation: policy.compilation,
+            max_call_depth: policy.max_call_depth,
+            simd: policy.simd,
+        })
     }
 
     /// Whether a plugin under `policy` can run on this runtime's engine.
     pub fn fits(&self, policy: &Policy) -> bool {
-        policy.compilation == self.compilation && policy.max_call_depth == self.max_call_depth
+        policy.compilation == self.compilation
+            && policy.max_call_depth == self.max_call_depth
+            && policy.simd == self.simd
     }
 
     fn check_fits(&self, policy: &Policy) -> Result<(), Failure> {
@@ -48,8 +58,14 @@ impl Runtime {
         Err(Failure::new(
             BlockedReason::InvalidPolicy,
             format!(
-                "It asks for {:?} compilation and call depth {}; the runtime was built for {:?} and {}.",
-                policy.compilation, policy.max_call_depth, self.compilation, self.max_call_depth
+                "It asks for {:?} compilation, call depth {} and SIMD {}; the runtime was built for {:?}, {} and \
+                 SIMD {}.",
+                policy.compilation,
+                policy.max_call_depth,
+                PolicyValue::Switch(policy.simd),
+                self.compilation,
+                self.max_call_depth,
+                PolicyValue::Switch(self.simd)
             ),
         ))
     }
@@ -73,12 +89,25 @@ fn engine_for(policy: &Policy) -> Engine {
         })
         .set_max_recursion_depth(policy.max_call_depth)
         .wasm_multi_memory(false);
+    // Relaxed SIMD's results may differ by CPU: never, whatever the policy says.
+    #[cfg(feature = "simd")]
+    config.wasm_simd(policy.simd && simd::BUILT_WITH_SIMD).wasm_relaxed_simd(false);
     Engine::new(&config)
 }
 
 /// A policy whose limits cannot be enforced is refused before any module is parsed under it.
 fn usable(policy: &Policy) -> Result<(), Failure> {
     policy.validate().map_err(|e| Failure::new(BlockedReason::InvalidPolicy, format!("{e}.")))
+}
+
+/// Why wasmi refused `bytes`: that it uses SIMD, which this runtime does not run, when it does;
+/// else wasmi's own words.
+fn refused_module(error: &wasmi::Error, bytes: &[u8], policy: &Policy) -> Failure {
+    if !(simd::BUILT_WITH_SIMD && policy.simd) && simd::uses_simd(bytes) {
+        let why = simd::SIMD_UNAVAILABLE.unwrap_or("the policy turns off");
+        return Failure::new(BlockedReason::InvalidModule, format!("It uses SIMD (v128 instructions), which {why}."));
+    }
+    invalid_module(error)
 }
 
 fn invalid_module(error: &wasmi::Error) -> Failure {
@@ -125,7 +154,7 @@ impl Plugin {
         usable(policy)?;
         let engine = engine_for(policy);
         let (_, inspection) = Self::parse(&engine, bytes, policy, profile)?;
-        Module::validate(&engine, bytes).map_err(|e| invalid_module(&e))?;
+        Module::validate(&engine, bytes).map_err(|e| refused_module(&e, bytes, policy))?;
         Ok(inspection)
     }
 
@@ -143,7 +172,7 @@ impl Plugin {
             ));
         }
         module_limits::check(bytes)?;
-        let module = Module::new(engine, bytes).map_err(|e| invalid_module(&e))?;
+        let module = Module::new(engine, bytes).map_err(|e| refused_module(&e, bytes, policy))?;
         let inspection = Inspection::of(&module, policy, profile);
         Ok((module, inspection))
     }

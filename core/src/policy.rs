@@ -93,6 +93,8 @@ pub enum PolicyValue {
     Number(u64),
     /// The compilation mode.
     Compilation(Compilation),
+    /// A feature turned on or off (`simd`).
+    Switch(bool),
 }
 
 impl core::fmt::Display for PolicyValue {
@@ -100,6 +102,7 @@ impl core::fmt::Display for PolicyValue {
         match self {
             Self::Number(n) => write!(f, "{n}"),
             Self::Compilation(mode) => write!(f, "{mode:?}"),
+            Self::Switch(on) => f.write_str(if *on { "on" } else { "off" }),
         }
     }
 }
@@ -164,6 +167,22 @@ impl Field<u64> for usize {
     }
     fn from_record(record: u64) -> Option<Self> {
         usize::try_from(record).ok()
+    }
+}
+
+impl Field<u8> for bool {
+    fn value(self) -> PolicyValue {
+        PolicyValue::Switch(self)
+    }
+    fn record(self) -> u8 {
+        u8::from(self)
+    }
+    fn from_record(record: u8) -> Option<Self> {
+        match record {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
     }
 }
 
@@ -316,6 +335,11 @@ policy_fields! {
         /// before the plugin (or the host) reads them. Not recorded in traces (the trace format
         /// predates it): a replay uses the default.
         max_request_depth: usize as u64 = DEFAULT_MAX_REQUEST_DEPTH, [ceiling, nonzero];
+        /// Whether a module may use the SIMD proposal (`v128`; float lanes give canonical NaNs
+        /// as scalar floats do, relaxed SIMD is always refused). Off, a module that uses it is
+        /// refused at load (`invalid_module`, saying so), as it is by a build without the
+        /// `simd` feature whatever this says. Not recorded in traces: a replay uses the default.
+        simd: bool as u8 = true, [];
     }
 }
 
@@ -372,6 +396,7 @@ impl Policy {
             max_host_calls: EMBEDDED_MAX_HOST_CALLS,
             max_host_bytes: EMBEDDED_MAX_HOST_BYTES,
             max_host_request_bytes: EMBEDDED_MAX_MESSAGE_BYTES,
+            simd: false,
             ..Self::default()
         }
     }

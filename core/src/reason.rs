@@ -144,7 +144,7 @@ impl BlockedReason {
         match self {
             Self::AbiMismatch => "The module does not implement the TDM IPC ABI.",
             Self::ImportNotAllowed => "The module imports host functions that are not allowed.",
-            Self::InvalidModule => "The module is not valid WebAssembly.",
+            Self::InvalidModule => "The module is not valid WebAssembly for this runtime.",
             Self::ModuleTooLarge => "The module is larger than the policy allows.",
             Self::NotApproved => "The plugin has no valid operator approval.",
             Self::PermissionDenied => "The plugin was not granted the permission it needs.",

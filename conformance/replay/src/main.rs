@@ -36,6 +36,23 @@ fn main() -> ExitCode {
             failed += 1;
             continue;
         }
+        // A host that cannot run SIMD must refuse such a module at load (never run it with wrong
+        // lanes): the replay has to fail there, naming SIMD.
+        if let Some(why) = contour_core::SIMD_UNAVAILABLE.filter(|_| contour_core::uses_simd(module)) {
+            match replay_bytes(trace, module) {
+                Err(error) if error.to_string().contains("It uses SIMD") => {
+                    println!("{name:<10} refused at load, as it must be here: it uses SIMD, which {why}");
+                }
+                other => {
+                    failed += 1;
+                    println!(
+                        "{name:<10} NOT REFUSED on a host that cannot run SIMD: {:?}",
+                        other.map(|r| hex(&r.digest))
+                    );
+                }
+            }
+            continue;
+        }
         match replay_bytes(trace, module) {
             Ok(report) => {
                 let digest = hex(&report.digest);
@@ -56,7 +73,7 @@ fn main() -> ExitCode {
         }
     }
     if failed == 0 {
-        println!("all {} traces replay to their digests", bundle::CASES.len());
+        println!("every trace this host can run replays to its digest ({} bundled)", bundle::CASES.len());
         ExitCode::SUCCESS
     } else {
         println!("{failed} of {} traces failed", bundle::CASES.len());

@@ -172,6 +172,22 @@ fn inspect_reports_imports_and_verdict() {
     assert!(text.contains("REJECTED") && text.contains("verdict: rejected"), "{text}");
 }
 
+#[test]
+fn inspect_says_whether_a_module_needs_simd_and_run_executes_it() {
+    let simd = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/fixtures/trace_simd.wat");
+    let simd = simd.to_str().unwrap();
+    let out = tdm(&["inspect", simd, "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(outcome(&out)["simd"], true);
+    let text = String::from_utf8_lossy(&tdm(&["inspect", simd]).stdout).into_owned();
+    assert!(text.contains("simd: needed"), "{text}");
+    assert_eq!(outcome(&tdm(&["inspect", &echo(), "--json"]))["simd"], false);
+    // The std host runs it (the lanes' values are the conformance trace's business).
+    let run = tdm(&["run", simd, "lanes"]);
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(outcome(&run)["status"], "completed");
+}
+
 fn exec_files(root: &Path, args: &[&str]) -> Output {
     let fixture = fixture("files.wat");
     let root = root.display().to_string();

@@ -60,10 +60,13 @@ fn inspect(args: &InspectArgs) -> Result<u8, CliError> {
     };
     let command = kind == ModuleKind::Command;
     let declared = Declared::from_section(&inspection.intents_section);
+    let simd = contour_core::uses_simd(&bytes);
     if args.json.json {
-        terminal::out_json(&inspection_json(&args.plugin, &inspection, &declared, command).to_string());
+        let mut json = inspection_json(&args.plugin, &inspection, &declared, command);
+        json["simd"] = Value::Bool(simd);
+        terminal::out_json(&json.to_string());
     } else {
-        print_inspection(&args.plugin, &inspection, &policy, &declared, command);
+        print_inspection(&args.plugin, &inspection, &policy, &declared, command, simd);
     }
     Ok(if inspection.failures.is_empty() { EXIT_COMPLETED } else { EXIT_FAILED })
 }
@@ -165,6 +168,15 @@ fn host_imports(inspection: &Inspection) -> Vec<&str> {
     inspection.imports.iter().filter(|i| i.module == contour_core::HOST_MODULE).map(|i| i.name.as_str()).collect()
 }
 
+/// Whether the module needs SIMD, in the text's words.
+fn simd_line(simd: bool) -> &'static str {
+    if simd {
+        "simd: needed (v128 instructions; a policy with simd off, and the firmware, refuse it)"
+    } else {
+        "simd: not used"
+    }
+}
+
 fn inspection_json(path: &Path, inspection: &Inspection, declared: &Declared, command: bool) -> Value {
     let imports: Vec<Value> = inspection
         .imports
@@ -195,7 +207,14 @@ fn inspection_json(path: &Path, inspection: &Inspection, declared: &Declared, co
     })
 }
 
-fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy, declared: &Declared, command: bool) {
+fn print_inspection(
+    path: &Path,
+    inspection: &Inspection,
+    policy: &Policy,
+    declared: &Declared,
+    command: bool,
+    simd: bool,
+) {
     outln!("module: {}", path.display());
     if command {
         outln!("kind: command (a WASI command: run it with `tdm exec {}`)", path.display());
@@ -260,6 +279,7 @@ fn print_inspection(path: &Path, inspection: &Inspection, policy: &Policy, decla
         ),
         None => outln!("memory: none exported"),
     }
+    outln!("{}", simd_line(simd));
     if inspection.failures.is_empty() {
         outln!("verdict: accepted");
         return;

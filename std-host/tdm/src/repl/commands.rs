@@ -244,6 +244,7 @@ fn limit_fields(policy: &Policy) -> Vec<(&'static str, Value)> {
     let json = |value| match value {
         PolicyValue::Number(n) => json!(n),
         PolicyValue::Compilation(mode) => json!(format!("{mode:?}")),
+        PolicyValue::Switch(on) => json!(on),
     };
     Policy::FIELDS.iter().map(|field| (field.name, json((field.get)(policy)))).collect()
 }
