@@ -22,6 +22,8 @@ pub struct Limits {
     pub timeout: Option<Duration>,
     /// `--max-memory SIZE`, in bytes.
     pub max_memory: Option<u64>,
+    /// `--no-simd`: refuse a module that uses SIMD (it only ever narrows a policy).
+    pub no_simd: bool,
 }
 
 /// A limit flag above what an installed plugin's approval allows.
@@ -64,6 +66,9 @@ impl Limits {
         }
         if let Some(bytes) = self.max_memory {
             policy.max_memory_bytes = bytes;
+        }
+        if self.no_simd {
+            policy.simd = false;
         }
         policy
     }
@@ -318,7 +323,8 @@ mod tests {
     fn installed_limits_never_exceed_the_approval() {
         let approved =
             Policy { fuel_per_intent: 1000, timeout_ms: 2000, max_memory_bytes: 1 << 20, ..Policy::default() };
-        let lower = Limits { fuel: Some(10), timeout: Some(Duration::from_secs(1)), max_memory: Some(1 << 16) };
+        let lower =
+            Limits { fuel: Some(10), timeout: Some(Duration::from_secs(1)), max_memory: Some(1 << 16), no_simd: false };
         let policy = lower.within(&approved).expect("lower is fine");
         assert_eq!((policy.fuel_per_intent, policy.timeout_ms, policy.max_memory_bytes), (10, 1000, 1 << 16));
         let above = Limits { fuel: Some(1001), ..Limits::default() }.within(&approved).unwrap_err();

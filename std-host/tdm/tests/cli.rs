@@ -186,6 +186,15 @@ fn inspect_says_whether_a_module_needs_simd_and_run_executes_it() {
     let run = tdm(&["run", simd, "lanes"]);
     assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
     assert_eq!(outcome(&run)["status"], "completed");
+    // `--no-simd` refuses it at load, saying why; it never runs.
+    let refused = tdm(&["run", simd, "lanes", "--no-simd"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let value = outcome(&refused);
+    assert_eq!(value["blockedReason"], "invalid_module");
+    assert!(
+        value["message"].as_str().unwrap().contains("It uses SIMD (v128 instructions), which the policy turns off"),
+        "{value}"
+    );
 }
 
 fn exec_files(root: &Path, args: &[&str]) -> Output {

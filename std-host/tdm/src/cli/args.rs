@@ -48,6 +48,9 @@ pub struct LimitArgs {
     /// [default: 64MiB, or the approved limit]
     #[arg(long, value_name = "SIZE", value_parser = limits::parse_memory, allow_negative_numbers = true)]
     pub(crate) max_memory: Option<u64>,
+    /// Refuse a module that uses SIMD (v128 instructions) at load, as the firmware does
+    #[arg(long)]
+    pub(crate) no_simd: bool,
     /// Print fuel used, launch fuel, peak memory, time and host calls to stderr (JSON with --json)
     #[arg(long)]
     pub(crate) stats: bool,
@@ -56,7 +59,7 @@ pub struct LimitArgs {
 impl LimitArgs {
     /// The limits asked for.
     pub fn limits(&self) -> Limits {
-        Limits { fuel: self.fuel, timeout: self.timeout, max_memory: self.max_memory }
+        Limits { fuel: self.fuel, timeout: self.timeout, max_memory: self.max_memory, no_simd: self.no_simd }
     }
 }
 
