@@ -222,6 +222,18 @@ fn greet(c: &mut Criterion) {
                     report
                 })
             });
+            // The same greet written `jsonrpc` first (an order the host does not write), beside it.
+            let reordered = contour_benches::greet_jsonrpc_first(size);
+            let warm = sandbox.execute_request(&reordered.request);
+            assert_eq!(warm.outcome.json, greet.outcome, "{bench} greets a reordered request");
+            eprintln!("greet/{size}/{bench}_jsonrpc_first: {} fuel per intent", warm.fuel_used);
+            group.bench_function(format!("{bench}_jsonrpc_first"), |b| {
+                b.iter(|| {
+                    let report = sandbox.execute_request(black_box(&reordered.request));
+                    debug_assert!(report.outcome.is_completed());
+                    report
+                })
+            });
         }
         group.finish();
     }

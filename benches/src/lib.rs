@@ -334,6 +334,15 @@ pub fn greet(size: usize) -> Greet {
     Greet { request: build(&name), name, outcome }
 }
 
+/// The same greet as [`greet`] (the same size, name and outcome) with its request written
+/// `jsonrpc` first, the order most JSON-RPC writers use and the host does not: the SDKs' envelope
+/// cost must not depend on it (issue 25).
+pub fn greet_jsonrpc_first(size: usize) -> Greet {
+    let Greet { name, outcome, .. } = greet(size);
+    let request = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"greet","params":{{"name":"{name}"}}}}"#).into_bytes();
+    Greet { request, name, outcome }
+}
+
 /// A JSON-RPC request for `method` with params `{"n": n}`.
 pub fn request_with_n(method: &str, n: u64) -> Vec<u8> {
     contour_core::intent_request(1, method, &serde_json::json!({ "n": n }))
@@ -347,6 +356,18 @@ pub fn value_outcome(value: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_jsonrpc_first_greet_is_the_hosts_greet_reordered() {
+        for size in [128, 4096] {
+            let (host, other) = (greet(size), greet_jsonrpc_first(size));
+            assert_eq!(host.request.len(), other.request.len());
+            assert_ne!(host.request, other.request);
+            assert!(other.request.starts_with(br#"{"jsonrpc":"2.0","id":1,"#));
+            let parsed = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).unwrap();
+            assert_eq!(parsed(&host.request), parsed(&other.request));
+        }
+    }
     use contour_core::{Plugin, Policy, Sandbox, VirtualEnvironment};
     use std::sync::Arc;
 

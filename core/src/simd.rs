@@ -53,9 +53,7 @@ pub fn uses_simd(bytes: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{uses_simd, BUILT_WITH_SIMD};
-    use crate::{BlockedReason, Plugin, Policy};
-    use alloc::string::ToString;
+    use super::uses_simd;
 
     fn module(wat: &str) -> alloc::vec::Vec<u8> {
         wat::parse_str(wat).expect("the fixture compiles")
@@ -71,42 +69,5 @@ mod tests {
         assert!(!uses_simd(&module("(module (memory 1) (func (result i32) (i32.load offset=253 (i32.const 253))))")));
         assert!(!uses_simd(b"\0asm\x01\0\0\0"));
         assert!(!uses_simd(b"not a module"));
-    }
-
-    /// A module with one SIMD function (it needs no ABI exports to show how load decides).
-    const SIMD: &str = "(module (memory (export \"memory\") 1) \
-        (func (export \"lanes\") (result i32) (i32x4.extract_lane 1 (i32x4.add (v128.const i32x4 1 2 3 4) (v128.const i32x4 5 6 7 8)))))";
-
-    #[test]
-    fn a_simd_module_is_parsed_only_where_simd_is_on_and_refused_by_name_elsewhere() {
-        let wasm = module(SIMD);
-        let refused = |policy: Policy| match Plugin::load(&wasm, policy) {
-            Err(failure) if failure.reason == BlockedReason::InvalidModule => Some(failure.message().to_string()),
-            _ => None,
-        };
-        // Parsed where the build has SIMD and the policy allows it (it then fails the ABI check,
-        // a later step); refused at parse, saying why, everywhere else.
-        let default = refused(Policy::default());
-        if BUILT_WITH_SIMD {
-            assert_eq!(default, None);
-        } else {
-            let message = default.expect("refused");
-            assert!(message.contains("SIMD") && message.contains(super::SIMD_UNAVAILABLE.unwrap_or("-")), "{message}");
-        }
-        let off = refused(Policy { simd: false, ..Policy::default() }).expect("refused with SIMD off");
-        assert!(off.contains("It uses SIMD (v128 instructions)"), "{off}");
-        // The embedded profile turns it off.
-        assert!(refused(Policy::embedded()).is_some());
-    }
-
-    #[test]
-    fn relaxed_simd_is_refused_even_where_simd_is_on() {
-        // Relaxed SIMD's results may differ by CPU: a deterministic runtime never runs it.
-        let wasm = module(
-            "(module (func (result v128) (i8x16.relaxed_swizzle (v128.const i64x2 0 0) (v128.const i64x2 0 0))))",
-        );
-        let failure = Plugin::load(&wasm, Policy::default()).err().expect("refused");
-        assert_eq!(failure.reason, BlockedReason::InvalidModule, "{}", failure.message());
-        assert!(uses_simd(&wasm));
     }
 }

@@ -1,7 +1,8 @@
 //! Where one intent's fuel goes, per guest SDK. The same `greet {name}` plugin written with the Rust, C and
 //! AssemblyScript SDKs (`examples/rust/hello`, `examples/c/hello`, `examples/assemblyscript/hello`, built into
 //! `target/plugins/` by `make examples`) runs warm through Contour with 128 B, 4 KiB and 64 KiB requests: the fuel
-//! each intent reports (`IntentReport::fuel_used`, deterministic). Then the build of each with fuel marks
+//! each intent reports (`IntentReport::fuel_used`, deterministic), and the same greets written `jsonrpc` first
+//! (an order the host does not write: column `jsonrpc1st`). Then the build of each with fuel marks
 //! (`target/plugins/fuel-marks/`, `make sdk-fuel-modules`) runs the same intents in bare wasmi with Contour's fuel
 //! costs, and the fuel between the marks is split into five stages:
 //!
@@ -137,7 +138,13 @@ fn measure(wasm: &[u8], marked: Option<&[u8]>) -> Result<serde_json::Value, Stri
         if outcome != expected {
             return Err(format!("{size} B: unexpected outcome {}", &outcome[..outcome.len().min(120)]));
         }
-        let mut entry = serde_json::json!({ "bytes": size, "fuel": fuel });
+        // The same greet written `jsonrpc` first, an order the host does not write (issue 25).
+        let reordered = contour_benches::greet_jsonrpc_first(size);
+        let (fuel_reordered, outcome) = contour_fuel(wasm, &reordered.request)?;
+        if outcome != expected {
+            return Err(format!("{size} B, jsonrpc first: unexpected outcome {}", &outcome[..outcome.len().min(120)]));
+        }
+        let mut entry = serde_json::json!({ "bytes": size, "fuel": fuel, "fuelJsonrpcFirst": fuel_reordered });
         if let Some(marked) = marked.as_mut() {
             marked.intent(&request)?; // warm up, as the Contour figure is the second intent
             let stages = marked.intent(&request)?;
@@ -165,7 +172,8 @@ fn print(name: &str, figures: &serde_json::Value) {
             STAGES.iter().map(|s| format!("{:>9}", stages[s].as_u64().map_or("-".into(), |f| f.to_string()))).collect();
         let marked_total: u64 = STAGES.iter().filter_map(|s| stages[s].as_u64()).sum();
         let (bytes, fuel) = (entry["bytes"].as_u64().unwrap_or(0), entry["fuel"].as_u64().unwrap_or(0));
-        println!("{name:<15} {bytes:>6} {fuel:>10} | {} | {marked_total:>9}", split.join(" "));
+        let reordered = entry["fuelJsonrpcFirst"].as_u64().unwrap_or(0);
+        println!("{name:<15} {bytes:>6} {fuel:>10} {reordered:>10} | {} | {marked_total:>9}", split.join(" "));
     }
     println!(
         "{name:<15} fuel per byte of name (128 B -> 64 KiB): {:.2}",
@@ -176,10 +184,11 @@ fn print(name: &str, figures: &serde_json::Value) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let header = format!(
-        "{:<15} {:>6} {:>10} | {} | {:>9}",
+        "{:<15} {:>6} {:>10} {:>10} | {} | {:>9}",
         "sdk",
         "bytes",
         "fuel",
+        "jsonrpc1st",
         STAGES.iter().map(|s| format!("{s:>9}")).collect::<Vec<_>>().join(" "),
         "marked"
     );
