@@ -284,7 +284,14 @@ fn rows(estimates: &Estimates, density: Option<&Value>, profile: Option<&Value>)
     for size in ["small", "large"] {
         let group = format!("cold_start/{size}");
         for (mode, target) in [("lazy", Some(1.5)), ("lazy_translation", None), ("eager", None)] {
-            let name = format!("cold start {size}, {mode} (vs wasmi {mode})");
+            // Which mode a user gets: an installed plugin launches lazily (`tdm call`, MCP: validated
+            // once at install), `Policy`'s default is LazyTranslation (`tdm run` of a file).
+            let which = match mode {
+                "lazy" => "the installed-plugin default",
+                "lazy_translation" => "the Policy default",
+                _ => "opt-in",
+            };
+            let name = format!("cold start {size}, {mode}, {which} (vs wasmi {mode})");
             let (Some(contour), Some(wasmi)) = (
                 estimates.median(&group, &format!("contour_{mode}")),
                 estimates.median(&group, &format!("wasmi_{mode}")),
@@ -516,6 +523,12 @@ fn main() {
     let met = rows.iter().filter(|r| r.result.contains("MET")).count();
     let missed = rows.iter().filter(|r| r.result.contains("MISSED")).count();
     let _ = writeln!(out, "\n{met} targets met, {missed} missed; rows marked `not measured` are still to do.\n");
+    let _ = writeln!(
+        out,
+        "Cold start modes: an installed plugin (`tdm call`, `tdm mcp`) launches in `lazy` (its module was validated \
+         in full at install; the approval binds those bytes), `tdm run` of a file and `Policy::default()` use \
+         `lazy_translation` (validate at load, translate on first call), `eager` is opt-in.\n"
+    );
     let _ = writeln!(
         out,
         "Verdicts go by criterion's medians, as the issue sets them. Where callgrind measured the same path (the \
