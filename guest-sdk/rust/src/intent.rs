@@ -108,7 +108,7 @@ fn plain_envelope(request: &[u8]) -> Option<(&str, usize)> {
         return None;
     }
     let mut at = open + 1;
-    let mut found = Found { method: None };
+    let mut method = None;
     // `at` is on a key's opening quote or whitespace before it; each member's function answers
     // where the member ends (after its `,`), or `NO_MEMBER` for anything it does not read.
     while at != NO_MEMBER {
@@ -116,20 +116,12 @@ fn plain_envelope(request: &[u8]) -> Option<(&str, usize)> {
         at = match request.get(at + 1) {
             Some(b'j') => jsonrpc_member(request, at),
             Some(b'i') => id_member(request, at),
-            Some(b'm') => method_member(request, at, &mut found),
-            Some(b'p') => {
-                return params_start(request, at).and_then(|params| found.method.map(|method| (method, params)))
-            }
+            Some(b'm') => method_member(request, at, &mut method),
+            Some(b'p') => return params_start(request, at).and_then(|params| method.map(|method| (method, params))),
             _ => NO_MEMBER,
         };
     }
     None
-}
-
-/// What [`plain_envelope`] has found so far.
-struct Found<'a> {
-    /// The method, once read.
-    method: Option<&'a str>,
 }
 
 /// What a member's function answers when the member is not in a form it reads (no key starts at
@@ -200,15 +192,15 @@ fn digits_end(request: &[u8], mut at: usize) -> usize {
 }
 
 /// The `method` member whose key is at `at`: the method (plain ASCII, the first one only) goes in
-/// `found`; where the member ends.
+/// `method`; where the member ends.
 #[inline(never)]
-fn method_member<'a>(request: &'a [u8], at: usize, found: &mut Found<'a>) -> usize {
-    if found.method.is_some() {
+fn method_member<'a>(request: &'a [u8], at: usize, method: &mut Option<&'a str>) -> usize {
+    if method.is_some() {
         return NO_MEMBER;
     }
     let value = if has_at(request, at, br#""method":""#) { at + 9 } else { method_spaced(request, at) };
     let Some((end, text)) = scan::plain_string(request, value) else { return NO_MEMBER };
-    found.method = Some(text);
+    *method = Some(text);
     if request.get(end + 1) == Some(&b',') {
         return end + 2;
     }
@@ -282,34 +274,21 @@ fn member_end(request: &[u8], end: usize) -> usize {
     comma + 1
 }
 
-/// Whether `bytes` holds `literal` (at least 8 bytes) at `at`, compared a word at a time (the last
-/// word overlapping the one before): slice equality would be a byte-by-byte `memcmp`. Up to 16
-/// bytes, two words in one straight line; up to 24, three.
+/// Whether `bytes` holds `literal` (8 to 24 bytes, checked when it is compiled) at `at`, compared
+/// a word at a time in one straight line (the last word overlapping the one before): slice
+/// equality would be a byte-by-byte `memcmp`.
 #[inline(always)]
 fn has_at<const N: usize>(bytes: &[u8], at: usize, literal: &[u8; N]) -> bool {
+    const { assert!(8 <= N && N <= 24, "has_at compares 8 to 24 bytes") };
     let Some(here) = bytes.get(at..).and_then(<[u8]>::first_chunk::<N>) else { return false };
     let word = |text: &[u8; N], k: usize| {
         text.get(k..).and_then(<[u8]>::first_chunk::<8>).map(|word| u64::from_le_bytes(*word))
     };
+    let last = N - 8;
     if N <= 16 {
-        let last = N.saturating_sub(8);
         return word(here, 0) == word(literal, 0) && word(here, last) == word(literal, last);
     }
-    if N <= 24 {
-        let last = N.saturating_sub(8);
-        return word(here, 0) == word(literal, 0)
-            && word(here, 8) == word(literal, 8)
-            && word(here, last) == word(literal, last);
-    }
-    let mut k = 0;
-    while k < N {
-        let from = k.min(N.saturating_sub(8));
-        if word(here, from) != word(literal, from) {
-            return false;
-        }
-        k += 8;
-    }
-    true
+    word(here, 0) == word(literal, 0) && word(here, 8) == word(literal, 8) && word(here, last) == word(literal, last)
 }
 
 /// Scans `request` (a JSON object) for `method` (a string) and `params`, building nothing: members
