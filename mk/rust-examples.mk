@@ -5,7 +5,9 @@
 #   make rust-examples   target/plugins/{hello,json-tools,dist-reader,panicky}.wasm and
 #                        target/plugins/dist/greeting.txt (dist-reader's bundled file); and
 #                        the installable packages target/packages/NAME/ (plugin.toml with the
-#                        module's real sha256, dist/NAME.wasm, and dist-reader's dist/ files)
+#                        module's real sha256, dist/NAME.wasm, and dist-reader's dist/ files);
+#                        and the same modules built with wasm SIMD (`-C target-feature=+simd128`:
+#                        the SDK scans JSON 64 bytes a round) in target/plugins/simd/NAME.wasm
 #   make rust-sizes      the size of each module
 #   make rust-sdk-test   the Rust SDK's own tests (its JSON against serde_json, its allocator),
 #                        natively; `make test` runs them through `unit`
@@ -26,6 +28,10 @@ RUST_PLUGINS_DIR := target/plugins
 RUST_PACKAGES_DIR := target/packages
 # Package names; cargo names each artifact with `-` turned into `_` (json_tools.wasm).
 RUST_EXAMPLES := hello json-tools dist-reader panicky
+# The SIMD builds' own target folder and output folder. target/plugins/NAME.wasm stays scalar: it is
+# what the boards, s390x and `--no-simd` hosts run (they refuse a module that uses SIMD).
+RUST_SIMD_TARGET_DIR := $(RUST_EXAMPLES_TARGET_DIR)/simd
+RUST_SIMD_PLUGINS_DIR := $(RUST_PLUGINS_DIR)/simd
 
 rust-wasm-target:
 	@rustup target list --installed | grep -qx $(RUST_WASM_TARGET) || rustup target add $(RUST_WASM_TARGET)
@@ -38,6 +44,13 @@ rust-examples: rust-wasm-target
 		cp $(RUST_EXAMPLES_OUT)/$$(echo $$name | tr - _).wasm $(RUST_PLUGINS_DIR)/$$name.wasm || exit 1; \
 	done
 	@cp $(RUST_EXAMPLES_DIR)/dist-reader/dist/greeting.txt $(RUST_PLUGINS_DIR)/dist/greeting.txt
+	RUSTFLAGS="$(GUEST_RUSTFLAGS) -C target-feature=+simd128" $(CARGO) build --release --locked \
+		--target $(RUST_WASM_TARGET) --manifest-path $(RUST_EXAMPLES_DIR)/Cargo.toml --target-dir $(RUST_SIMD_TARGET_DIR)
+	@mkdir -p $(RUST_SIMD_PLUGINS_DIR)
+	@for name in $(RUST_EXAMPLES); do \
+		cp $(RUST_SIMD_TARGET_DIR)/$(RUST_WASM_TARGET)/release/$$(echo $$name | tr - _).wasm \
+			$(RUST_SIMD_PLUGINS_DIR)/$$name.wasm || exit 1; \
+	done
 	@for name in $(RUST_EXAMPLES); do \
 		pkg=$(RUST_PACKAGES_DIR)/$$name; mkdir -p $$pkg/dist || exit 1; \
 		if [ -d $(RUST_EXAMPLES_DIR)/$$name/dist ]; then cp $(RUST_EXAMPLES_DIR)/$$name/dist/* $$pkg/dist/ || exit 1; fi; \
@@ -45,7 +58,7 @@ rust-examples: rust-wasm-target
 		sed "s/^sha256 = .*/sha256 = \"$$(sha256sum $$pkg/dist/$$name.wasm | cut -d' ' -f1)\"/" \
 			$(RUST_EXAMPLES_DIR)/$$name/plugin.toml > $$pkg/plugin.toml || exit 1; \
 	done
-	@echo "rust-examples: $(foreach n,$(RUST_EXAMPLES),$(RUST_PLUGINS_DIR)/$(n).wasm)"
+	@echo "rust-examples: $(foreach n,$(RUST_EXAMPLES),$(RUST_PLUGINS_DIR)/$(n).wasm) and $(RUST_SIMD_PLUGINS_DIR)/*.wasm"
 
 # The SDK's own workspace and target folder (git-ignored), like the examples'.
 rust-sdk-test:

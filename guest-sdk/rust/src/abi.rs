@@ -11,6 +11,7 @@
 //! framed response, then calls `tdm_free` on both blocks with their exact sizes.
 
 use crate::host::HostError;
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 use crate::json::scan::specials;
 use alloc::vec::Vec;
 
@@ -218,19 +219,39 @@ unsafe extern "Rust" {
 }
 
 /// `0x80` in every byte of a word.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
-/// Scans `bytes` from `from`, 16 bytes (two words) a round, to the first byte that ends a plain JSON
-/// string run (`"`, `\`, a control character: [`specials`]) or is not ASCII, and answers its index
-/// (or the length) and the bytes before it as a `str`.
+/// Scans `bytes` from `from` to the first byte that ends a plain JSON string run (`"`, `\`, a
+/// control character) or is not ASCII, and answers its index (or the length) and the bytes before
+/// it as a `str`: 16 bytes (two words) a round, or with `simd128` 64 bytes a round
+/// ([`crate::json::lanes`]).
 ///
 /// This is the JSON reader's inner loop. Proving the run ASCII in the same pass (one `and` and
 /// one `or` a word) is what makes it worth `unsafe`: a string param would otherwise cost about
 /// 2.8 fuel per byte more, for a second pass of `core::str::from_utf8`.
 #[inline(always)]
 pub(crate) fn ascii_run(bytes: &[u8], from: usize) -> (usize, &str) {
+    let end = ascii_run_end(bytes, from);
+    let run = bytes.get(from..end).unwrap_or_default();
+    // SAFETY: `ascii_run_end` answers the first byte at or after `from` with its high bit set, or
+    // an earlier stop, or the length (its contract, tested in `json::scan`'s tests and, for the
+    // SIMD build, by the examples' tests): every byte of `from..end` has a clear high bit, so the
+    // run is ASCII, hence UTF-8.
+    (end, unsafe { core::str::from_utf8_unchecked(run) })
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use crate::json::lanes::ascii_run_end;
+
+/// The end of [`ascii_run`]'s run, two words a round: each round marks every byte with its high
+/// bit set (`& HIGH_BITS`) beside [`specials`], and the scan ends at the lowest marked byte of the
+/// round it is in (no byte below the lowest mark is marked; later rounds are never read).
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[inline(always)]
+fn ascii_run_end(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    let end = loop {
+    loop {
         let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<16>) else {
             break ascii_run_tail(bytes, at);
         };
@@ -242,17 +263,12 @@ pub(crate) fn ascii_run(bytes: &[u8], from: usize) -> (usize, &str) {
             break at + (marks.trailing_zeros() / 8) as usize;
         }
         at += 16;
-    };
-    let run = bytes.get(from..end).unwrap_or_default();
-    // SAFETY: each round marks every byte with its high bit set (`& HIGH_BITS`), and the scan ends
-    // at the lowest marked byte of the round it is in (no byte below the lowest mark is marked;
-    // later rounds are never read): every byte of `from..end` has a clear high bit, so the run is
-    // ASCII, hence UTF-8.
-    (end, unsafe { core::str::from_utf8_unchecked(run) })
+    }
 }
 
 /// The last round of [`ascii_run`], over the fewer than 16 bytes left from `at`, padded with zeros
 /// (ASCII): the index of the first marked byte, or the length.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(never)]
 fn ascii_run_tail(bytes: &[u8], at: usize) -> usize {
     let rest = bytes.get(at..).unwrap_or_default();

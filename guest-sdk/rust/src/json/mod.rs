@@ -10,6 +10,8 @@
 
 mod access;
 pub(crate) mod de;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(crate) mod lanes;
 pub(crate) mod scan;
 pub(crate) mod ser;
 

@@ -4,12 +4,16 @@
 //! Every function takes the text and an index and answers an index (or an error with the index
 //! where it happened); none of them panics on any input.
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(crate) use super::lanes::plain_run_end;
 use super::Error;
 use alloc::vec::Vec;
 
 /// `0x01` in every byte of a word.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 const ONES: u64 = 0x0101_0101_0101_0101;
 /// The high bit of every byte of a word.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// Whether `byte` is JSON whitespace.
@@ -29,6 +33,11 @@ pub(crate) fn skip_ws(bytes: &[u8], i: usize) -> usize {
     }
 }
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use super::lanes::ws_end as skip_ws_loop;
+
+/// The whitespace run from `i`, a byte a round. (Built with `simd128`, [`super::lanes::ws_end`].)
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(never)]
 fn skip_ws_loop(bytes: &[u8], mut i: usize) -> usize {
     while let Some(&byte) = bytes.get(i) {
@@ -43,6 +52,7 @@ fn skip_ws_loop(bytes: &[u8], mut i: usize) -> usize {
 /// The high bit set in each byte of `word` that is `"`, `\` or a control character (below
 /// 0x20), and possibly in bytes after the first such one (borrows ripple upwards), never before
 /// it: the lowest set bit marks the first special byte.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(always)]
 pub(crate) fn specials(word: u64) -> u64 {
     let quote = word ^ (ONES * u64::from(b'"'));
@@ -54,7 +64,8 @@ pub(crate) fn specials(word: u64) -> u64 {
 }
 
 /// The index of the first `"`, `\\` or control byte at or after `from` (or the length), read 16
-/// bytes (two words) a round.
+/// bytes (two words) a round. (Built with `simd128`, [`super::lanes::plain_run_end`] is used instead.)
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(always)]
 pub(crate) fn plain_run_end(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
@@ -73,6 +84,7 @@ pub(crate) fn plain_run_end(bytes: &[u8], from: usize) -> usize {
 
 /// The last round of [`plain_run_end`], over the fewer than 16 bytes left from `at`, padded with
 /// `a`s (plain bytes).
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 #[inline(never)]
 fn plain_run_end_tail(bytes: &[u8], at: usize) -> usize {
     let rest = bytes.get(at..).unwrap_or_default();

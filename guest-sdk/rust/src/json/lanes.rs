@@ -1,0 +1,149 @@
+//! The string scanners' rounds in wasm SIMD, for modules built with `-C target-feature=+simd128`:
+//! one `v128` compare looks at 16 bytes, a round of the long loop at 128, and whitespace is skipped 16
+//! bytes a round.
+//!
+//! Such a module needs a host that runs SIMD (Contour's std hosts do; its embedded profile, a
+//! big-endian host and `tdm --no-simd` refuse it at load). Built without `simd128`, the SDK scans
+//! two 64-bit words a round instead ([`super::scan::plain_run_end`], [`crate::abi::ascii_run`]):
+//! the same answers, more fuel per byte. Both are deterministic: fuel depends only on the bytes.
+
+use core::arch::wasm32::{
+    i8x16, i8x16_lt, i8x16_splat, i8x16_swizzle, u8x16_bitmask, u8x16_eq, u8x16_lt, u8x16_splat, v128, v128_any_true,
+    v128_load, v128_or, v128_xor,
+};
+
+/// The bytes one round of the long loop reads.
+const WIDE: usize = 128;
+
+/// The 16 bytes of `chunk` as one vector.
+#[inline(always)]
+fn load(chunk: &[u8; 16]) -> v128 {
+    // SAFETY: `chunk` is 16 readable bytes, exactly what `v128.load` reads; it has no alignment
+    // requirement (wasm loads never trap on alignment).
+    unsafe { v128_load(chunk.as_ptr().cast::<v128>()) }
+}
+
+/// The 16 bytes of `block` from byte `16 * K` as one vector (an in-bounds pointer offset, so the
+/// compiler folds it into the load's offset immediate).
+#[inline(always)]
+fn load_at<const K: usize>(block: &[u8; WIDE]) -> v128 {
+    const { assert!(16 * K + 16 <= WIDE) };
+    // SAFETY: bytes `16 * K .. 16 * K + 16` of `block` are readable (the assert above holds them
+    // inside it); `v128.load` has no alignment requirement.
+    unsafe { v128_load(block.as_ptr().add(16 * K).cast::<v128>()) }
+}
+
+/// All ones in each lane of `lanes` that ends a plain run: `"`, `\`, a control byte (below 0x20)
+/// and, when `ASCII`, any byte at or above 0x80. Flipping bit 1 keeps the control bytes below
+/// 0x20 and moves `"` (0x22) to 0x20 and no other byte there, so one compare below 0x21 finds
+/// both (signed, it takes the bytes at or above 0x80 too, which stay negative).
+#[inline(always)]
+fn stops<const ASCII: bool>(lanes: v128) -> v128 {
+    let flipped = v128_xor(lanes, u8x16_splat(0x02));
+    let low = if ASCII { i8x16_lt(flipped, i8x16_splat(0x21)) } else { u8x16_lt(flipped, u8x16_splat(0x21)) };
+    v128_or(low, u8x16_eq(lanes, u8x16_splat(b'\\')))
+}
+
+/// Whether any byte of `block` is a stop (see [`stops`]).
+#[inline(always)]
+fn round_stops<const ASCII: bool>(block: &[u8; WIDE]) -> bool {
+    let low = v128_or(
+        v128_or(stops::<ASCII>(load_at::<0>(block)), stops::<ASCII>(load_at::<1>(block))),
+        v128_or(stops::<ASCII>(load_at::<2>(block)), stops::<ASCII>(load_at::<3>(block))),
+    );
+    let high = v128_or(
+        v128_or(stops::<ASCII>(load_at::<4>(block)), stops::<ASCII>(load_at::<5>(block))),
+        v128_or(stops::<ASCII>(load_at::<6>(block)), stops::<ASCII>(load_at::<7>(block))),
+    );
+    let any = v128_or(low, high);
+    v128_any_true(any)
+}
+
+/// Where the long rounds from `from` end: at the first round of [`WIDE`] bytes that holds a stop,
+/// or where fewer than [`WIDE`] bytes are left. Its own loop, so that the interpreter charges only
+/// the round's code per round (wasmi charges a loop body's straight-line code on each entry).
+#[inline(never)]
+fn clear_end<const ASCII: bool>(bytes: &[u8], from: usize) -> usize {
+    let rest = bytes.get(from..).unwrap_or_default();
+    let blocks = rest.chunks_exact(WIDE);
+    let rounds = blocks.len();
+    let clear = blocks.map(<[u8]>::first_chunk::<WIDE>).position(|block| block.is_none_or(round_stops::<ASCII>));
+    from + clear.unwrap_or(rounds) * WIDE
+}
+
+/// The index of the first stop (see [`stops`]) at or after `from`, or the length. The first 16
+/// bytes are read in line: most strings (keys, method names, short values) end there.
+#[inline(always)]
+fn run_end<const ASCII: bool>(bytes: &[u8], from: usize) -> usize {
+    let Some(chunk) = bytes.get(from..).and_then(<[u8]>::first_chunk::<16>) else {
+        return tail::<ASCII>(bytes, from);
+    };
+    let marks = u8x16_bitmask(stops::<ASCII>(load(chunk)));
+    if marks != 0 {
+        return from + marks.trailing_zeros() as usize;
+    }
+    long_run_end::<ASCII>(bytes, from + 16)
+}
+
+/// [`run_end`] past its first 16 bytes: long rounds, then the exact stop 16 bytes a round.
+#[inline(never)]
+fn long_run_end<const ASCII: bool>(bytes: &[u8], from: usize) -> usize {
+    let mut at = clear_end::<ASCII>(bytes, from);
+    loop {
+        let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<16>) else {
+            return tail::<ASCII>(bytes, at);
+        };
+        let marks = u8x16_bitmask(stops::<ASCII>(load(chunk)));
+        if marks != 0 {
+            return at + marks.trailing_zeros() as usize;
+        }
+        at += 16;
+    }
+}
+
+/// The last round, over the fewer than 16 bytes left from `at`, padded with `a`s (no stop).
+#[inline(never)]
+fn tail<const ASCII: bool>(bytes: &[u8], at: usize) -> usize {
+    let rest = bytes.get(at..).unwrap_or_default();
+    let mut padded = [b'a'; 16];
+    if let Some(head) = padded.get_mut(..rest.len()) {
+        head.copy_from_slice(rest);
+    }
+    let marks = u8x16_bitmask(stops::<ASCII>(load(&padded)));
+    (at + marks.trailing_zeros() as usize).min(bytes.len())
+}
+
+/// The index of the first `"`, `\` or control byte at or after `from` (or the length).
+#[inline(always)]
+pub(crate) fn plain_run_end(bytes: &[u8], from: usize) -> usize {
+    run_end::<false>(bytes, from)
+}
+
+/// The index of the first `"`, `\`, control or non-ASCII byte at or after `from` (or the length):
+/// every byte of `from..` that index has its high bit clear.
+#[inline(always)]
+pub(crate) fn ascii_run_end(bytes: &[u8], from: usize) -> usize {
+    run_end::<true>(bytes, from)
+}
+
+/// The index of the first byte at or after `i` that is not JSON whitespace (or the length), 16
+/// bytes a round. A lane is whitespace when it is a space, or when looking it up in a table
+/// that holds only tab, newline and carriage return at their own indices gives it back
+/// (`i8x16.swizzle` gives 0 for indices of 16 and up, and index 0 holds -1).
+#[inline(never)]
+pub(crate) fn ws_end(bytes: &[u8], mut i: usize) -> usize {
+    let controls = i8x16(-1, -1, -1, -1, -1, -1, -1, -1, -1, 9, 10, -1, -1, 13, -1, -1);
+    while let Some(chunk) = bytes.get(i..).and_then(<[u8]>::first_chunk::<16>) {
+        let lanes = load(chunk);
+        let ws = v128_or(u8x16_eq(lanes, u8x16_splat(b' ')), u8x16_eq(i8x16_swizzle(controls, lanes), lanes));
+        let solid = !u8x16_bitmask(ws);
+        if solid != 0 {
+            return i + solid.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    while bytes.get(i).is_some_and(|&byte| super::scan::is_ws(byte)) {
+        i += 1;
+    }
+    i
+}
