@@ -3,9 +3,14 @@
 # Installs what is missing: clang + lld from Debian, the npm packages from the lockfile.
 #
 #   make c-examples    target/plugins/counter.wasm, target/plugins/malformed.wasm,
-#                      target/plugins/hello-c.wasm
-#   make as-examples   target/plugins/wordcount.wasm, target/plugins/hello-as.wasm
+#                      target/plugins/hello-c.wasm, target/plugins/simd/hello-c.wasm
+#   make as-examples   target/plugins/wordcount.wasm, target/plugins/hello-as.wasm,
+#                      target/plugins/simd/hello-as.wasm
 #   make c-as-sizes    the size of each module
+#
+# The modules in target/plugins/simd/ are the same plugins built with wasm SIMD (clang -msimd128,
+# asc --enable simd): the SDKs then scan strings a 16-byte vector at a time. Only hosts that run
+# SIMD load them, so the plain modules in target/plugins/ stay scalar.
 
 # Keep the including Makefile's default goal: this fragment's rules must not become it.
 c_as_saved_goal := $(.DEFAULT_GOAL)
@@ -67,7 +72,13 @@ $(PLUGINS_DIR)/hello-c.wasm: examples/c/hello/hello.c examples/c/hello/plugin.to
 	$(CLANG) $(C_PLUGIN_FLAGS) -o $@ examples/c/hello/hello.c $(C_SDK_C)
 	$(call c_as_package,examples/c/hello,hello-c)
 
-c-examples: $(PLUGINS_DIR)/counter.wasm $(PLUGINS_DIR)/malformed.wasm $(PLUGINS_DIR)/hello-c.wasm
+# The same hello with wasm SIMD: the SDK's string scans take the `#ifdef __wasm_simd128__` path.
+$(PLUGINS_DIR)/simd/hello-c.wasm: examples/c/hello/hello.c $(C_SDK_SOURCES) | c-toolchain
+	@mkdir -p $(PLUGINS_DIR)/simd
+	$(CLANG) $(C_PLUGIN_FLAGS) -msimd128 -o $@ examples/c/hello/hello.c $(C_SDK_C)
+
+c-examples: $(PLUGINS_DIR)/counter.wasm $(PLUGINS_DIR)/malformed.wasm $(PLUGINS_DIR)/hello-c.wasm \
+	$(PLUGINS_DIR)/simd/hello-c.wasm
 
 as-toolchain:
 	@command -v npm >/dev/null || \
@@ -97,7 +108,15 @@ $(PLUGINS_DIR)/hello-as.wasm: examples/assemblyscript/hello/assembly/index.ts \
 		--config ../../examples/assemblyscript/hello/asconfig.json --target release -o ../../$@
 	$(call c_as_package,examples/assemblyscript/hello,hello-as)
 
-as-examples: $(PLUGINS_DIR)/wordcount.wasm $(PLUGINS_DIR)/hello-as.wasm
+# The same hello with wasm SIMD: the SDK's string scans take the `ASC_FEATURE_SIMD` path.
+$(PLUGINS_DIR)/simd/hello-as.wasm: examples/assemblyscript/hello/assembly/index.ts \
+		examples/assemblyscript/hello/asconfig.json examples/assemblyscript/hello/tdm-intents.json \
+		$(AS_SDK)/transform/intents.mjs $(AS_SDK_SOURCES) $(AS_SDK)/node_modules/.package-lock.json
+	@mkdir -p $(PLUGINS_DIR)/simd
+	cd $(AS_SDK) && node_modules/.bin/asc ../../examples/assemblyscript/hello/assembly/index.ts \
+		--config ../../examples/assemblyscript/hello/asconfig.json --target release --enable simd -o ../../$@
+
+as-examples: $(PLUGINS_DIR)/wordcount.wasm $(PLUGINS_DIR)/hello-as.wasm $(PLUGINS_DIR)/simd/hello-as.wasm
 
 c-as-sizes: c-examples as-examples
 	@for m in counter malformed hello-c wordcount hello-as; do \

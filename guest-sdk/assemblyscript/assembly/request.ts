@@ -3,6 +3,7 @@
 // string unless a plugin asks for it, and the loops that run once per byte of a string test 16 or 32
 // bytes a round with a few word-wide instructions: Contour charges about one fuel per instruction.
 
+import { lanesAsciiEnd, lanesPlainEnd, lanesWiden } from "./lanes";
 import { unescape } from "./text";
 
 const ONES: u64 = 0x0101010101010101;
@@ -33,8 +34,10 @@ const HIGHS: u64 = 0x8080808080808080;
 // 16 bytes of scratch for the last round of a scan, padded with 'a' (a byte no mask marks).
 const PAD: usize = memory.data(16);
 
-// The first byte of [p, end) that is `"`, `\` or a control byte, or `end`.
+// The first byte of [p, end) that is `"`, `\` or a control byte, or `end`. Built with SIMD, 16
+// bytes a vector (lanes.ts); the word rounds below are what a scalar build compiles.
 function plainEnd(p: usize, end: usize): usize {
+  if (ASC_FEATURE_SIMD) return lanesPlainEnd(p, end);
   while (p + 16 <= end) {
     const low = specials(load<u64>(p)), high = specials(load<u64>(p, 8));
     if (low | high) return p + firstMarked(low, high);
@@ -51,8 +54,9 @@ function plainEndTail(p: usize, end: usize): usize {
 }
 
 // The first byte of [p, end) that is `"`, `\`, a control byte or not ASCII, or `end`: the end of
-// a run that becomes a string unit for unit.
+// a run that becomes a string unit for unit. Built with SIMD, 16 bytes a vector (lanes.ts).
 function asciiPlainEnd(p: usize, end: usize): usize {
+  if (ASC_FEATURE_SIMD) return lanesAsciiEnd(p, end);
   while (p + 16 <= end) {
     const low = asciiSpecials(load<u64>(p)), high = asciiSpecials(load<u64>(p, 8));
     if (low | high) return p + firstMarked(low, high);
@@ -84,10 +88,14 @@ function asciiPlainEndTail(p: usize, end: usize): usize {
   return ((word ^ (ONES * 0x02)) - ONES * 0x21) | ((word ^ (ONES * 0x5c)) - ONES) | word;
 }
 
-// The `n` ASCII bytes at `p` as a string, 16 bytes a round.
+// The `n` ASCII bytes at `p` as a string, 16 bytes a round (built with SIMD, 64: lanes.ts).
 function asciiString(p: usize, n: usize): string {
   const text = changetype<string>(__new(n << 1, idof<string>()));
   let out = changetype<usize>(text);
+  if (ASC_FEATURE_SIMD) {
+    lanesWiden(p, n, out);
+    return text;
+  }
   const end = p + n;
   while (p + 16 <= end) {
     store<u64>(out, widen(<u64>load<u32>(p)));
@@ -122,7 +130,13 @@ const PLAIN_ROOM: usize = 4096;
 // round, when it is ASCII without escapes and ends before `end`; otherwise null (the caller
 // decodes it the general way). The string is made with room for the bytes read so far and shrunk
 // in place at the end; the last round, past what ends within `end`, is read from padding.
+// Built with SIMD, the run is found first (128 bytes a round) and then widened (64 a round).
 function plainString(start: usize, end: usize): string | null {
+  if (ASC_FEATURE_SIMD) {
+    const stop = lanesAsciiEnd(start, end);
+    if (stop >= end || load<u8>(stop) != 0x22) return null;
+    return asciiString(start, stop - start);
+  }
   let room = end - start;
   if (room > PLAIN_ROOM) room = PLAIN_ROOM;
   // 32 bytes of slack: a round widens all 16 bytes it read, even past the closing quote.

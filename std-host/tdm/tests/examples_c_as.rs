@@ -204,60 +204,75 @@ fn the_assemblyscript_sdk_reads_and_writes_strings_of_every_length_and_character
     // The SDK reads a plain ASCII string 32 bytes a round (then 16, the last from padding) and writes
     // 16 code units a round (then 8, the last from padding), and leaves the rounds for a unit at a
     // time where a character needs escaping or is not ASCII. So every length and every position of a
-    // special character, around each round's edges, must give the same text as serde_json.
-    let mut sandbox = sandbox("hello-as");
-    let mut check = |name: &str| {
-        let report = sandbox.execute("greet", &json!({ "name": name }));
-        assert_eq!(report.outcome.json, greeting_outcome(name.trim()), "name of {} bytes: {name:?}", name.len());
-    };
-    // Long ASCII names of every length up to 130, and around a few larger round boundaries.
-    for len in (1..=130).chain([255, 256, 257, 4095, 4096, 4097, 4099, 65_535]) {
-        let name: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
-        check(&name);
-    }
-    // Escapes in the middle of ASCII, at every position of a 70-byte name (several rounds each way),
-    // alone and two in a row.
-    for special in ["\"", "\\", "\n", "\t", "\u{1}", "\u{1f}", "\u{8}\u{c}", "\"\\"] {
-        for at in 0..=70 {
-            let name = format!("{}{special}{}", "x".repeat(at), "y".repeat(70 - at));
+    // special character, around each round's edges, must give the same text as serde_json. The same
+    // for the SIMD build (16 bytes a vector, 128 a round).
+    for module in ["hello-as", "simd/hello-as"] {
+        let mut sandbox = sandbox(module);
+        let mut check = |name: &str| {
+            let report = sandbox.execute("greet", &json!({ "name": name }));
+            assert_eq!(
+                report.outcome.json,
+                greeting_outcome(name.trim()),
+                "{module}: name of {} bytes: {name:?}",
+                name.len()
+            );
+        };
+        // Long ASCII names of every length up to 130, and around a few larger round boundaries.
+        for len in (1..=130).chain([255, 256, 257, 4095, 4096, 4097, 4099, 65_535]) {
+            let name: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
             check(&name);
         }
-    }
-    // Multibyte UTF-8 (2, 3 and 4 bytes; the last a surrogate pair in UTF-16) at every position,
-    // so a character straddles each round edge on both sides, and names of only such characters.
-    for wide in ["é", "€", "😀", "é€😀"] {
-        for at in 0..=70 {
-            check(&format!("{}{wide}{}", "x".repeat(at), "y".repeat(70 - at)));
+        // Escapes in the middle of ASCII, at every position of a 70-byte name (several rounds each way),
+        // alone and two in a row.
+        for special in ["\"", "\\", "\n", "\t", "\u{1}", "\u{1f}", "\u{8}\u{c}", "\"\\"] {
+            for at in 0..=70 {
+                let name = format!("{}{special}{}", "x".repeat(at), "y".repeat(70 - at));
+                check(&name);
+            }
         }
-        for count in 1..=40 {
-            check(&wide.repeat(count));
+        // Multibyte UTF-8 (2, 3 and 4 bytes; the last a surrogate pair in UTF-16) at every position,
+        // so a character straddles each round edge on both sides, and names of only such characters.
+        for wide in ["é", "€", "😀", "é€😀"] {
+            for at in 0..=70 {
+                check(&format!("{}{wide}{}", "x".repeat(at), "y".repeat(70 - at)));
+            }
+            for count in 1..=40 {
+                check(&wide.repeat(count));
+            }
         }
+        // DEL and `/` need no escape; a long name with a special character every 37 bytes.
+        check(&"a\u{7f}b/c".repeat(20));
+        check(&(0..3000).map(|i| if i % 37 == 36 { '"' } else { 'q' }).collect::<String>());
     }
-    // DEL and `/` need no escape; a long name with a special character every 37 bytes.
-    check(&"a\u{7f}b/c".repeat(20));
-    check(&(0..3000).map(|i| if i % 37 == 36 { '"' } else { 'q' }).collect::<String>());
 }
 
 #[test]
 fn the_assemblyscript_sdk_decodes_escaped_and_invalid_input_after_plain_runs_as_it_does_alone() {
     // The request's own escapes (`\"`, `\u00e9`, a surrogate pair) and invalid UTF-8 end the fast read
     // wherever they sit; what follows decodes as it does without a plain run before it.
-    for at in [0, 1, 7, 15, 16, 17, 31, 32, 33, 47, 64, 100] {
-        let mut sandbox = sandbox("hello-as");
+    for (module, at) in ["hello-as", "simd/hello-as"]
+        .into_iter()
+        .flat_map(|module| [0, 1, 7, 15, 16, 17, 31, 32, 33, 47, 64, 100, 127, 128, 129, 200].map(|at| (module, at)))
+    {
+        let mut sandbox = sandbox(module);
         let prefix = "x".repeat(at);
         let inside = format!(r#"{prefix}a\"b\\c\u00e9\ud83d\ude00\/d"#);
         let report = sandbox.execute_request(&greet_request_raw(inside.as_bytes()));
-        assert_eq!(report.outcome.json, greeting_outcome(&format!("{prefix}a\"b\\cé😀/d")), "{at}");
+        assert_eq!(report.outcome.json, greeting_outcome(&format!("{prefix}a\"b\\cé😀/d")), "{module} {at}");
         // Invalid UTF-8: a stray byte or a cut-off sequence ends the text there.
         for bad in [&b"\xffcd"[..], b"\xc3"] {
             let mut inside = format!("{prefix}ab").into_bytes();
             inside.extend_from_slice(bad);
             let report = sandbox.execute_request(&greet_request_raw(&inside));
-            assert_eq!(report.outcome.json, greeting_outcome(&format!("{prefix}ab")), "{at}: {bad:?}");
+            assert_eq!(report.outcome.json, greeting_outcome(&format!("{prefix}ab")), "{module} {at}: {bad:?}");
         }
         // A lone surrogate is written as its WTF-8 bytes, which the host refuses as a response.
         let report = sandbox.execute_request(&greet_request_raw(format!(r#"{prefix}\ud800z"#).as_bytes()));
-        assert!(report.outcome.json.contains(r#""blockedReason":"invalid_response""#), "{at}: {}", report.outcome.json);
+        assert!(
+            report.outcome.json.contains(r#""blockedReason":"invalid_response""#),
+            "{module} {at}: {}",
+            report.outcome.json
+        );
     }
 }
 
@@ -458,3 +473,80 @@ fn the_c_and_assemblyscript_sdks_declare_the_intents_plugin_toml_lists() {
         assert_eq!(listed[1..], declared[..], "{name}");
     }
 }
+
+// ---- The SIMD builds (target/plugins/simd/): the same answers as the scalar ones, for less fuel ---
+
+/// The hellos built twice: scalar (`target/plugins/NAME.wasm`) and with wasm SIMD
+/// (`target/plugins/simd/NAME.wasm`, whose SDK scans strings 16 bytes a vector).
+const SIMD_PAIRS: [(&str, &str); 2] = [("hello-c", "simd/hello-c"), ("hello-as", "simd/hello-as")];
+
+/// The names that exercise the string scans' edges: each character that ends a plain run or not
+/// (controls, `"`, `\`, DEL, 2-, 3- and 4-byte UTF-8) at each position around a vector's and a long
+/// round's edges of a name of `x`s 5 bytes longer, and plain names of every length up to 300.
+fn scan_edge_names() -> Vec<String> {
+    // U+0000, U+0001, U+0008, U+000A, U+001F, space, `!`, `"`, `#`, `[`, `\`, `]`, `~`, U+007F, U+0080,
+    // U+00E9, U+07FF, U+0800, U+FFFF and U+1F600.
+    const SPECIALS: &str = "\u{0}\u{1}\u{8}\n\u{1f} !\"#[\\]~\u{7f}\u{80}\u{e9}\u{7ff}\u{800}\u{ffff}\u{1f600}";
+    const POSITIONS: [usize; 15] = [0, 1, 15, 16, 17, 31, 32, 63, 64, 127, 128, 129, 255, 256, 300];
+    let mut names = Vec::new();
+    assert_eq!(SPECIALS.chars().count(), 20);
+    for special in SPECIALS.chars() {
+        for at in POSITIONS {
+            let mut name = "x".repeat(at);
+            name.push(special);
+            // A name of `at + 5` bytes: the character and `x`s after it.
+            let rest = (at + 5).saturating_sub(name.len());
+            name.push_str(&"x".repeat(rest));
+            names.push(name);
+        }
+    }
+    names.extend((0..=300).map(|len| "x".repeat(len)));
+    names
+}
+
+#[test]
+fn the_simd_builds_answer_every_greet_byte_for_byte_as_the_scalar_builds() {
+    let names = scan_edge_names();
+    for (scalar, simd) in SIMD_PAIRS {
+        // One warm sandbox per build: the instance keeps its memory between greets.
+        let (mut scalar_box, mut simd_box) = (sandbox(scalar), sandbox(simd));
+        for name in &names {
+            let params = json!({ "name": name });
+            let expected = scalar_box.execute("greet", &params).outcome.json;
+            let got = simd_box.execute("greet", &params).outcome.json;
+            assert_eq!(got, expected, "{simd} vs {scalar}: name of {} bytes: {name:?}", name.len());
+        }
+        assert!(simd_box.is_live(), "{simd}");
+    }
+}
+
+#[test]
+fn the_simd_builds_cost_less_fuel_per_byte_than_the_scalar_builds() {
+    // Fuel is deterministic, so the bounds are measurements with a little room: a warm greet's fuel
+    // per byte of name from 128 B to 64 KiB (see `greet_costs`), and at 128 B no more than scalar.
+    for ((scalar, simd), simd_per_byte_bound) in SIMD_PAIRS.into_iter().zip([SIMD_C_PER_BYTE, SIMD_AS_PER_BYTE]) {
+        let (scalar_fuel, scalar_per_byte) = greet_costs(scalar);
+        let (simd_fuel, simd_per_byte) = greet_costs(simd);
+        let (scalar_4k, simd_4k) = (warm_greet_fuel(scalar, 4096), warm_greet_fuel(simd, 4096));
+        let (scalar_64k, simd_64k) = (warm_greet_fuel(scalar, 65_536), warm_greet_fuel(simd, 65_536));
+        println!(
+            "{scalar}: scalar {scalar_fuel} / {scalar_4k} / {scalar_64k} fuel at 128 B / 4 KiB / 64 KiB, \
+             {scalar_per_byte:.3} per byte; simd {simd_fuel} / {simd_4k} / {simd_64k}, {simd_per_byte:.3} per byte"
+        );
+        assert!(
+            simd_per_byte < scalar_per_byte,
+            "{simd}: {simd_per_byte:.3} fuel per byte, not below scalar's {scalar_per_byte:.3}"
+        );
+        assert!(
+            simd_per_byte <= simd_per_byte_bound,
+            "{simd}: {simd_per_byte:.3} fuel per byte, over {simd_per_byte_bound}"
+        );
+        assert!(simd_fuel <= scalar_fuel, "{simd}: {simd_fuel} fuel at 128 B, over scalar's {scalar_fuel}");
+    }
+}
+
+/// The bound on the SIMD C hello's fuel per byte of name (measured 2.84; the scalar build 11.60).
+const SIMD_C_PER_BYTE: f64 = 3.0;
+/// The bound on the SIMD AssemblyScript hello's fuel per byte of name (measured 3.45; the scalar
+/// build 12.91).
+const SIMD_AS_PER_BYTE: f64 = 3.6;
