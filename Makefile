@@ -87,6 +87,7 @@ bench: bench-guests rust-examples valgrind
 	$(CARGO) run --release -q -p contour-benches --bin density
 	$(CARGO) run --release -q -p contour-benches --bin profile
 	$(CARGO) run --release -q -p contour-benches --bin fresh_calls
+	$(CARGO) run --release -q -p contour-benches --bin cold_starts
 	$(CARGO) build --release -q -p tdm
 	$(CARGO) run --release -q -p contour-benches --bin mcp_calls
 

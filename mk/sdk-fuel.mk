@@ -1,5 +1,6 @@
 # Where one intent's fuel goes, per guest SDK: the `greet` plugin written with each SDK
-# (examples/rust/hello, examples/c/hello, examples/assemblyscript/hello), warm through Contour at
+# (examples/rust/hello, examples/c/hello, examples/assemblyscript/hello), each scalar and built with
+# wasm SIMD (target/plugins/simd/), warm through Contour at
 # 128 B, 4 KiB and 64 KiB, and split into envelope, params, handler, response and allocator by a
 # build of each with fuel marks (benches/src/bin/sdk_fuel.rs). Writes target/sdk_fuel.json
 # (under CARGO_TARGET_DIR when set), which `make bench-report` puts into benches/REPORT.md.
@@ -27,6 +28,16 @@ sdk-fuel-modules: rust-examples c-examples as-examples
 	cd $(AS_SDK) && node_modules/.bin/asc ../../examples/assemblyscript/hello/assembly/index.ts \
 		--config ../../examples/assemblyscript/hello/asconfig.json --target release --use TDM_FUEL_MARKS=1 \
 		-o ../../$(SDK_FUEL_DIR)/hello-as.wasm
+	@# The same three built with wasm SIMD, into $(SDK_FUEL_DIR)/simd/.
+	@mkdir -p $(SDK_FUEL_DIR)/simd
+	RUSTFLAGS="$(GUEST_RUSTFLAGS) -C target-feature=+simd128" $(CARGO) build --release --locked --target $(RUST_WASM_TARGET) \
+		--manifest-path $(RUST_EXAMPLES_DIR)/Cargo.toml --target-dir $(SDK_FUEL_RUST_TARGET_DIR)/simd -p hello \
+		--features tdm-plugin/fuel-marks
+	@cp $(SDK_FUEL_RUST_TARGET_DIR)/simd/$(RUST_WASM_TARGET)/release/hello.wasm $(SDK_FUEL_DIR)/simd/hello.wasm
+	$(CLANG) $(C_PLUGIN_FLAGS) -msimd128 -DTDM_FUEL_MARKS -o $(SDK_FUEL_DIR)/simd/hello-c.wasm examples/c/hello/hello.c $(C_SDK_C)
+	cd $(AS_SDK) && node_modules/.bin/asc ../../examples/assemblyscript/hello/assembly/index.ts \
+		--config ../../examples/assemblyscript/hello/asconfig.json --target release --use TDM_FUEL_MARKS=1 \
+		--enable simd -o ../../$(SDK_FUEL_DIR)/simd/hello-as.wasm
 
 sdk-fuel: sdk-fuel-modules
 	$(CARGO) run --release -q -p contour-benches --bin sdk_fuel

@@ -38,6 +38,8 @@ const SHA256_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugin
 const SHA256_MVP_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/sha256-mvp.wasm");
 /// The Rust SDK's hello plugin (`make rust-examples`), Contour's side of `greet_peers`.
 const HELLO_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/hello.wasm");
+/// The same plugin built with wasm SIMD (`make rust-examples`: the SDK scans JSON 64-128 bytes a round), beside it.
+const HELLO_SIMD_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/simd/hello.wasm");
 /// The same greet written with extism-pdk (`make bench-peer-guests`), Extism's side of `greet_peers`.
 const EXTISM_GREET_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/extism-greet.wasm");
 /// MiB hashed per iteration (as in `guest.rs`).
@@ -264,7 +266,8 @@ fn echo(c: &mut Criterion) {
     }
 }
 
-/// The same greet through Contour's Rust SDK (`examples/rust/hello`, warm sandbox, fuel on) and through Extism's Rust
+/// The same greet through Contour's Rust SDK (`examples/rust/hello`, warm sandbox, fuel on; scalar, and built with SIMD
+/// when `target/plugins/simd/hello.wasm` is there) and through Extism's Rust
 /// PDK (`benches/guests/extism-greet`: serde `Json` in and out, `make bench-peer-guests`) at 128 B, 4 KiB and 64 KiB
 /// Contour requests; Extism gets the same name as its input `{"name": ...}` (it has no envelope). Contour's fuel per
 /// intent is printed beside. Skipped when either module is not built.
@@ -292,6 +295,13 @@ fn greet(c: &mut Criterion) {
         let fuel = sandbox.execute_request(&greet.request).fuel_used;
         eprintln!("greet_peers/{size}/contour_rust: {fuel} fuel per intent");
         group.bench_function("contour_rust", |b| b.iter(|| sandbox.execute_request(black_box(&greet.request))));
+        if let Ok(hello_simd) = std::fs::read(HELLO_SIMD_WASM) {
+            let mut simd = warm_sandbox(&hello_simd);
+            assert_eq!(simd.execute_request(&greet.request).outcome.json, greet.outcome, "Contour greets with SIMD");
+            let fuel = simd.execute_request(&greet.request).fuel_used;
+            eprintln!("greet_peers/{size}/contour_rust_simd: {fuel} fuel per intent");
+            group.bench_function("contour_rust_simd", |b| b.iter(|| simd.execute_request(black_box(&greet.request))));
+        }
         let answer = plugin.call::<&[u8], &[u8]>("greet", &input).expect("the Extism greet runs");
         assert_eq!(answer, expected.as_bytes(), "Extism greets");
         group.bench_function("extism", |b| {

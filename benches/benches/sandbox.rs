@@ -29,8 +29,15 @@ const HELLO_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins
 /// Where `make examples` puts the example plugins.
 const PLUGINS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins");
 /// The greet of each guest SDK: bench name, module in [`PLUGINS`].
-const GREET_SDKS: [(&str, &str); 3] =
-    [("contour_rust", "hello.wasm"), ("contour_c", "hello-c.wasm"), ("contour_as", "hello-as.wasm")];
+/// Each scalar build, then the build with wasm SIMD (`target/plugins/simd/`).
+const GREET_SDKS: [(&str, &str); 6] = [
+    ("contour_rust", "hello.wasm"),
+    ("contour_rust_simd", "simd/hello.wasm"),
+    ("contour_c", "hello-c.wasm"),
+    ("contour_c_simd", "simd/hello-c.wasm"),
+    ("contour_as", "hello-as.wasm"),
+    ("contour_as_simd", "simd/hello-as.wasm"),
+];
 /// The greet request sizes, in bytes.
 const GREET_SIZES: [usize; 3] = [128, 4096, 65_536];
 

@@ -32,8 +32,15 @@ const ALLOC_EXIT: i32 = 101;
 /// Index of the allocator in [`STAGES`].
 const ALLOCATOR: usize = 4;
 
-/// The SDKs compared: (name, module file in `target/plugins/`).
-const SDKS: [(&str, &str); 3] = [("rust", "hello.wasm"), ("c", "hello-c.wasm"), ("assemblyscript", "hello-as.wasm")];
+/// The SDKs compared: (name, module file in `target/plugins/`), each scalar and built with wasm SIMD.
+const SDKS: [(&str, &str); 6] = [
+    ("rust", "hello.wasm"),
+    ("rust-simd", "simd/hello.wasm"),
+    ("c", "hello-c.wasm"),
+    ("c-simd", "simd/hello-c.wasm"),
+    ("assemblyscript", "hello-as.wasm"),
+    ("assemblyscript-simd", "simd/hello-as.wasm"),
+];
 
 /// The fuel of one warm intent through Contour (the second of two on one sandbox) and its outcome.
 fn contour_fuel(wasm: &[u8], request: &[u8]) -> Result<(u64, String), String> {
@@ -173,10 +180,10 @@ fn print(name: &str, figures: &serde_json::Value) {
         let marked_total: u64 = STAGES.iter().filter_map(|s| stages[s].as_u64()).sum();
         let (bytes, fuel) = (entry["bytes"].as_u64().unwrap_or(0), entry["fuel"].as_u64().unwrap_or(0));
         let reordered = entry["fuelJsonrpcFirst"].as_u64().unwrap_or(0);
-        println!("{name:<15} {bytes:>6} {fuel:>10} {reordered:>10} | {} | {marked_total:>9}", split.join(" "));
+        println!("{name:<20} {bytes:>6} {fuel:>10} {reordered:>10} | {} | {marked_total:>9}", split.join(" "));
     }
     println!(
-        "{name:<15} fuel per byte of name (128 B -> 64 KiB): {:.2}",
+        "{name:<20} fuel per byte of name (128 B -> 64 KiB): {:.2}",
         figures["fuel_per_byte"].as_f64().unwrap_or(0.0)
     );
 }
@@ -184,7 +191,7 @@ fn print(name: &str, figures: &serde_json::Value) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let header = format!(
-        "{:<15} {:>6} {:>10} {:>10} | {} | {:>9}",
+        "{:<20} {:>6} {:>10} {:>10} | {} | {:>9}",
         "sdk",
         "bytes",
         "fuel",

@@ -7,6 +7,7 @@
 //! Run it after `make bench` or `make bench-peers` (which adds wasmtime, wasm3 and Extism to the same groups):
 //! `make bench-report`. Rows whose figures are missing say which target to run.
 
+mod cold;
 mod plot;
 mod profile;
 mod sdk;
@@ -512,7 +513,8 @@ fn main() {
     let profile = std::fs::read_to_string(contour_benches::target_dir().join("profile.json"))
         .ok()
         .and_then(|text| serde_json::from_str::<Value>(&text).ok());
-    let rows = rows(&estimates, density.as_ref(), profile.as_ref());
+    let mut rows = rows(&estimates, density.as_ref(), profile.as_ref());
+    rows.extend(cold::rows(&target));
     for row in &rows {
         let _ = writeln!(
             out,

@@ -1,5 +1,5 @@
-//! The report's section on the guest SDKs (issue 15): the same `greet` plugin written with the Rust, C and
-//! AssemblyScript SDKs, its fuel per warm intent (`target/sdk_fuel.json`, written by `make sdk-fuel`, which
+//! The report's section on the guest SDKs (issues 15 and 25): the same `greet` plugin written with the Rust, C and
+//! AssemblyScript SDKs, each scalar and built with wasm SIMD, its fuel per warm intent (`target/sdk_fuel.json`, written by `make sdk-fuel`, which
 //! `make bench` runs) beside its time (`greet/<size>` in `benches/sandbox.rs`), where the fuel goes, and the Rust SDK
 //! against the same greet written with Extism's Rust PDK (`greet_peers/<size>` in `benches/peers.rs`, one process).
 
@@ -9,9 +9,18 @@ use std::fmt::Write as _;
 
 /// The greet request sizes, in bytes.
 const SIZES: [u64; 3] = [128, 4096, 65_536];
-/// The SDKs: key in `sdk_fuel.json`, bench name in `greet/<size>`, label.
-const SDKS: [(&str, &str, &str); 3] =
-    [("rust", "contour_rust", "Rust"), ("c", "contour_c", "C"), ("assemblyscript", "contour_as", "AssemblyScript")];
+/// The SDKs: key in `sdk_fuel.json`, bench name in `greet/<size>`, label; each scalar build, then
+/// the build with wasm SIMD (`target/plugins/simd/`, issue 25).
+const SDKS: [(&str, &str, &str); 6] = [
+    ("rust", "contour_rust", "Rust"),
+    ("rust-simd", "contour_rust_simd", "Rust, SIMD"),
+    ("c", "contour_c", "C"),
+    ("c-simd", "contour_c_simd", "C, SIMD"),
+    ("assemblyscript", "contour_as", "AssemblyScript"),
+    ("assemblyscript-simd", "contour_as_simd", "AssemblyScript, SIMD"),
+];
+/// The scalar C and AssemblyScript builds, compared with the scalar Rust SDK (issue 15).
+const OTHER_SCALAR: [(&str, &str); 2] = [("c", "C"), ("assemblyscript", "AssemblyScript")];
 /// The stages of `sdk_fuel.json`, in order.
 const STAGES: [&str; 5] = ["envelope", "params", "handler", "response", "allocator"];
 
@@ -38,7 +47,8 @@ fn count(n: u64) -> String {
     out
 }
 
-/// The issue 15 rows: the Rust SDK's fuel, C and AssemblyScript against it, and the Rust SDK against Extism.
+/// The rows: the Rust SDK's fuel, each SIMD build's fuel per byte against its scalar build's, C and AssemblyScript
+/// against the Rust SDK, and the Rust SDK (scalar and SIMD) against Extism.
 fn rows(estimates: &Estimates, figures: Option<&Value>) -> Vec<Row> {
     let mut rows = Vec::new();
     const NO_FUEL: &str = "run make sdk-fuel";
@@ -63,7 +73,22 @@ fn rows(estimates: &Estimates, figures: Option<&Value>) -> Vec<Row> {
         }
         None => rows.push(Row::missing("warm greet fuel, Rust SDK", "<= 11,000 fuel", NO_FUEL)),
     }
-    for (sdk, _, label) in &SDKS[1..] {
+    for (sdk, simd) in [("rust", "rust-simd"), ("c", "c-simd"), ("assemblyscript", "assemblyscript-simd")] {
+        let label = SDKS.iter().find(|(key, _, _)| *key == simd).map_or(simd, |(_, _, label)| label);
+        let (target, bound) = if sdk == "rust" { ("<= 3 fuel/B", 3.0) } else { ("below the scalar build's", f64::MAX) };
+        match figures.and_then(|f| Some((per_byte(f, simd)?, per_byte(f, sdk)?))) {
+            Some((slope, scalar)) => rows.push(Row {
+                metric: format!("fuel per byte of a string param, {label} (128 B -> 64 KiB)"),
+                contour: format!("{slope:.2} fuel/B"),
+                baseline: format!("{scalar:.2} fuel/B scalar"),
+                ratio: format!("{:.2}x", slope / scalar),
+                target: target.into(),
+                result: verdict(slope <= bound && slope < scalar).into(),
+            }),
+            None => rows.push(Row::missing(format!("fuel per byte, {label}"), target, NO_FUEL)),
+        }
+    }
+    for (sdk, label) in OTHER_SCALAR {
         let found = figures
             .and_then(|f| Some((fuel(f, sdk, 128)?, fuel(f, "rust", 128)?, per_byte(f, sdk)?, per_byte(f, "rust")?)));
         let Some((small, rust, slope, rust_slope)) = found else {
@@ -84,14 +109,19 @@ fn rows(estimates: &Estimates, figures: Option<&Value>) -> Vec<Row> {
             ),
         });
     }
-    for (size, target) in [(128, Some(1.0)), (4096, None), (65_536, Some(1.5))] {
+    let peers = [
+        ("contour_rust", "rust", "Rust SDK", [(128, Some(1.0)), (4096, None), (65_536, Some(1.5))]),
+        ("contour_rust_simd", "rust-simd", "Rust SDK with SIMD", [(128, Some(0.6)), (4096, None), (65_536, Some(1.0))]),
+    ];
+    for (bench, sdk, who, (size, target)) in peers.iter().flat_map(|(b, s, w, t)| t.iter().map(move |t| (b, s, w, *t)))
+    {
         let group = format!("greet_peers/{size}");
-        let metric = format!("greet {}, Rust SDK vs extism-pdk (serde Json) on Extism 1.30", bytes(size));
+        let metric = format!("greet {}, {who} vs extism-pdk (serde Json) on Extism 1.30", bytes(size));
         let target_text = target.map_or_else(|| "none (peer)".into(), |t| format!("<= {t:.1}x Extism's time"));
-        match (estimates.median(&group, "contour_rust"), estimates.median(&group, "extism")) {
+        match (estimates.median(&group, bench), estimates.median(&group, "extism")) {
             (Some(contour), Some(extism)) => {
                 let ratio = contour / extism;
-                let fuel = figures.and_then(|f| fuel(f, "rust", size));
+                let fuel = figures.and_then(|f| fuel(f, sdk, size));
                 rows.push(Row {
                     metric,
                     contour: format!(
@@ -115,11 +145,12 @@ fn rows(estimates: &Estimates, figures: Option<&Value>) -> Vec<Row> {
 pub(super) fn section(out: &mut String, estimates: &Estimates) {
     let path = contour_benches::target_dir().join("sdk_fuel.json");
     let figures: Option<Value> = std::fs::read_to_string(&path).ok().and_then(|text| serde_json::from_str(&text).ok());
-    let _ = writeln!(out, "## Guest SDKs: the same greet (issue 15)\n");
+    let _ = writeln!(out, "## Guest SDKs: the same greet (issues 15 and 25)\n");
     let _ = writeln!(
         out,
         "`greet {{name}}` answering `{{\"greeting\": \"Hello, NAME!\"}}` with NAME trimmed, written with each SDK \
-         (`examples/rust/hello`, `examples/c/hello`, `examples/assemblyscript/hello`), with requests of 128 B, 4 KiB \
+         (`examples/rust/hello`, `examples/c/hello`, `examples/assemblyscript/hello`), each also built with wasm SIMD \
+         (`target/plugins/simd/`: the SDKs scan strings and whitespace 16 bytes or more a round), with requests of 128 B, 4 KiB \
          and 64 KiB (the name padded with `x`). Fuel is Contour's meter (about one unit per Wasm instruction; copies \
          one per 64 bytes) for one warm intent, exact and repeatable (`make sdk-fuel`); times are criterion medians \
          of the same intents (`greet/<size>`). Extism runs `benches/guests/extism-greet`, the same greet written \
@@ -140,7 +171,8 @@ pub(super) fn section(out: &mut String, estimates: &Estimates) {
         let _ = writeln!(out, "\n(no {}: run `make sdk-fuel`)\n", path.display());
         return;
     };
-    let _ = writeln!(out, "\nFuel and median time of one warm greet, per SDK (ratios against the Rust SDK):\n");
+    let _ = writeln!(out, "\nFuel and median time of one warm greet, per SDK and build (ratios against the scalar Rust SDK; a SIMD build \
+         needs a host that runs SIMD: Contour's std hosts do, its embedded profile and `--no-simd` refuse it):\n");
     let _ = writeln!(out, "| SDK | 128 B | 4 KiB | 64 KiB | fuel per byte of name |");
     let _ = writeln!(out, "|---|---|---|---|---|");
     for (sdk, bench, label) in SDKS {

@@ -1,0 +1,97 @@
+//! Cold start against bare wasmi in interleaved rounds (issue 25, item 4): bytes in memory to a ready
+//! instance of the 1.1 MiB fixture and of the small echo, lazy (what an installed plugin launches
+//! with), Contour's every load-time check, sandbox and launch on a shared runtime against wasmi's
+//! `Module::new` and instantiation on a shared engine. Criterion times each path in a block of its
+//! own, so a noisy neighbour or the allocator's state can favour one; here each round times both,
+//! one after the other, and the figure is the median of the rounds' ratios. Minor page faults
+//! (first touches of fresh memory, from `/proc/self/stat`) are counted per start beside the time.
+//!
+//! `make bench` runs it and writes `target/cold_starts.json` for the report.
+
+use contour_benches::baseline::{wasmi_engine, wasmi_instance_on};
+use contour_benches::contour::{cold_start, runtime};
+use contour_benches::{echo_wasm, large_wasm};
+use contour_core::Compilation;
+use std::hint::black_box;
+use std::time::Instant;
+use wasmi::CompilationMode;
+
+/// Rounds per fixture.
+const ROUNDS: usize = 21;
+/// Starts per path per round.
+const STARTS: u32 = 20;
+
+/// This process's minor page faults so far (field 10 of `/proc/self/stat`); 0 where it cannot be read.
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
+    let after = stat.rfind(')').and_then(|end| stat.get(end + 2..)).unwrap_or_default();
+    after.split(' ').nth(7).and_then(|field| field.parse().ok()).unwrap_or(0)
+}
+
+/// One path's time per start (seconds) and minor faults per start, over `STARTS` starts.
+fn timed(mut start: impl FnMut()) -> (f64, f64) {
+    let faults = minor_faults();
+    let began = Instant::now();
+    for _ in 0..STARTS {
+        start();
+    }
+    let seconds = began.elapsed().as_secs_f64() / f64::from(STARTS);
+    (seconds, minor_faults().saturating_sub(faults) as f64 / f64::from(STARTS))
+}
+
+/// The median of `values`.
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn main() {
+    let shared = runtime(Compilation::Lazy);
+    let engine = wasmi_engine(CompilationMode::Lazy, true);
+    let mut all = serde_json::Map::new();
+    for (name, wasm) in [("small", echo_wasm()), ("large", large_wasm())] {
+        let (mut ratios, mut contour_times, mut wasmi_times) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut contour_faults, mut wasmi_faults) = (Vec::new(), Vec::new());
+        for round in 0..ROUNDS {
+            // Alternate which path goes first, so neither always follows the other's frees.
+            let contour = || drop(black_box(cold_start(&shared, black_box(&wasm), Compilation::Lazy)));
+            let bare = || drop(black_box(wasmi_instance_on(&engine, black_box(&wasm))));
+            let ((c, cf), (w, wf)) = if round % 2 == 0 {
+                let c = timed(contour);
+                (c, timed(bare))
+            } else {
+                let w = timed(bare);
+                (timed(contour), w)
+            };
+            ratios.push(c / w);
+            contour_times.push(c);
+            wasmi_times.push(w);
+            contour_faults.push(cf);
+            wasmi_faults.push(wf);
+        }
+        let figures = serde_json::json!({
+            "contour_us": median(contour_times) * 1e6,
+            "wasmi_us": median(wasmi_times) * 1e6,
+            "ratio": median(ratios),
+            "contour_minor_faults": median(contour_faults),
+            "wasmi_minor_faults": median(wasmi_faults),
+            "bytes": wasm.len(),
+        });
+        println!(
+            "cold start {name} ({} B), lazy, median of {ROUNDS} interleaved rounds of {STARTS}: contour {:.1} us, \
+             wasmi {:.1} us, {:.2}x; minor faults per start {} vs {}",
+            wasm.len(),
+            figures["contour_us"].as_f64().unwrap_or(f64::NAN),
+            figures["wasmi_us"].as_f64().unwrap_or(f64::NAN),
+            figures["ratio"].as_f64().unwrap_or(f64::NAN),
+            figures["contour_minor_faults"],
+            figures["wasmi_minor_faults"],
+        );
+        all.insert(name.into(), figures);
+    }
+    let out = contour_benches::target_dir().join("cold_starts.json");
+    if let Err(e) = std::fs::write(&out, serde_json::Value::Object(all).to_string()) {
+        eprintln!("{}: {e}", out.display());
+    }
+}

@@ -1,0 +1,38 @@
+//! The report's interleaved cold-start rows (issue 25, item 4), from `target/cold_starts.json`
+//! (`make bench` runs the `cold_starts` bin): Contour's lazy load and launch against bare wasmi's,
+//! timed in alternating rounds, with the minor page faults of each.
+
+use super::{time, verdict, Row};
+use serde_json::Value;
+use std::path::Path;
+
+/// The rows, or one saying what to run when the figures are missing.
+pub(super) fn rows(target: &Path) -> Vec<Row> {
+    let figures: Option<Value> =
+        std::fs::read_to_string(target.join("cold_starts.json")).ok().and_then(|text| serde_json::from_str(&text).ok());
+    let mut rows = Vec::new();
+    for (size, bound) in [("small", None), ("large", Some(1.5))] {
+        let metric = format!(
+            "cold start {size}, lazy (the installed-plugin default), interleaved rounds: bytes to a launched \
+             sandbox vs wasmi's Module::new and instantiate (median of the rounds' ratios; minor page faults per start)"
+        );
+        let target_text = bound.map_or_else(|| "none".into(), |b| format!("<= {b}x"));
+        let entry = figures.as_ref().map(|f| &f[size]);
+        let number = |key: &str| entry.and_then(|e| e[key].as_f64());
+        let (Some(contour), Some(wasmi), Some(ratio)) = (number("contour_us"), number("wasmi_us"), number("ratio"))
+        else {
+            rows.push(Row::missing(metric, target_text, "run the cold_starts bin"));
+            continue;
+        };
+        let faults = |key: &str| number(key).map_or_else(|| "-".into(), |f| format!("{f:.0}"));
+        rows.push(Row {
+            metric,
+            contour: format!("{} ({} faults)", time(contour * 1e3), faults("contour_minor_faults")),
+            baseline: format!("{} ({} faults)", time(wasmi * 1e3), faults("wasmi_minor_faults")),
+            ratio: format!("{ratio:.2}x"),
+            target: target_text,
+            result: bound.map_or_else(|| "info".into(), |b| verdict(ratio <= b).into()),
+        });
+    }
+    rows
+}
