@@ -224,8 +224,8 @@ const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
 /// Scans `bytes` from `from` to the first byte that ends a plain JSON string run (`"`, `\`, a
 /// control character) or is not ASCII, and answers its index (or the length) and the bytes before
-/// it as a `str`: 16 bytes (two words) a round, or with `simd128` 64 bytes a round
-/// ([`crate::json::lanes`]).
+/// it as a `str`: 16 bytes (two words) a round, or with `simd128` 128 bytes a round
+/// (`json/lanes.rs`).
 ///
 /// This is the JSON reader's inner loop. Proving the run ASCII in the same pass (one `and` and
 /// one `or` a word) is what makes it worth `unsafe`: a string param would otherwise cost about

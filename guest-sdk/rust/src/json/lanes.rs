@@ -44,6 +44,12 @@ fn stops<const ASCII: bool>(lanes: v128) -> v128 {
     v128_or(low, u8x16_eq(lanes, u8x16_splat(b'\\')))
 }
 
+/// Bit k set when byte k of `chunk` is a stop (see [`stops`]).
+#[inline(always)]
+fn marks<const ASCII: bool>(chunk: &[u8; 16]) -> u16 {
+    u8x16_bitmask(stops::<ASCII>(load(chunk)))
+}
+
 /// Whether any byte of `block` is a stop (see [`stops`]).
 #[inline(always)]
 fn round_stops<const ASCII: bool>(block: &[u8; WIDE]) -> bool {
@@ -78,7 +84,7 @@ fn run_end<const ASCII: bool>(bytes: &[u8], from: usize) -> usize {
     let Some(chunk) = bytes.get(from..).and_then(<[u8]>::first_chunk::<16>) else {
         return tail::<ASCII>(bytes, from);
     };
-    let marks = u8x16_bitmask(stops::<ASCII>(load(chunk)));
+    let marks = marks::<ASCII>(chunk);
     if marks != 0 {
         return from + marks.trailing_zeros() as usize;
     }
@@ -93,7 +99,7 @@ fn long_run_end<const ASCII: bool>(bytes: &[u8], from: usize) -> usize {
         let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<16>) else {
             return tail::<ASCII>(bytes, at);
         };
-        let marks = u8x16_bitmask(stops::<ASCII>(load(chunk)));
+        let marks = marks::<ASCII>(chunk);
         if marks != 0 {
             return at + marks.trailing_zeros() as usize;
         }
@@ -109,7 +115,7 @@ fn tail<const ASCII: bool>(bytes: &[u8], at: usize) -> usize {
     if let Some(head) = padded.get_mut(..rest.len()) {
         head.copy_from_slice(rest);
     }
-    let marks = u8x16_bitmask(stops::<ASCII>(load(&padded)));
+    let marks = marks::<ASCII>(&padded);
     (at + marks.trailing_zeros() as usize).min(bytes.len())
 }
 
@@ -142,8 +148,5 @@ pub(crate) fn ws_end(bytes: &[u8], mut i: usize) -> usize {
         }
         i += 16;
     }
-    while bytes.get(i).is_some_and(|&byte| super::scan::is_ws(byte)) {
-        i += 1;
-    }
-    i
+    super::scan::ws_bytes_end(bytes, i)
 }

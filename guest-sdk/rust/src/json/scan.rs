@@ -35,11 +35,13 @@ pub(crate) fn skip_ws(bytes: &[u8], i: usize) -> usize {
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 use super::lanes::ws_end as skip_ws_loop;
-
-/// The whitespace run from `i`, a byte a round. (Built with `simd128`, [`super::lanes::ws_end`].)
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+use ws_bytes_end as skip_ws_loop;
+
+/// The whitespace run from `i`, a byte a round: [`skip_ws`]'s loop, and with `simd128` the
+/// last bytes of [`super::lanes::ws_end`]'s.
 #[inline(never)]
-fn skip_ws_loop(bytes: &[u8], mut i: usize) -> usize {
+pub(crate) fn ws_bytes_end(bytes: &[u8], mut i: usize) -> usize {
     while let Some(&byte) = bytes.get(i) {
         if !is_ws(byte) {
             break;
