@@ -28,16 +28,6 @@ const LOOP_N: u64 = 200_000;
 const HELLO_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/hello.wasm");
 /// Where `make examples` puts the example plugins.
 const PLUGINS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins");
-/// The greet of each guest SDK: bench name, module in [`PLUGINS`].
-/// Each scalar build, then the build with wasm SIMD (`target/plugins/simd/`).
-const GREET_SDKS: [(&str, &str); 6] = [
-    ("contour_rust", "hello.wasm"),
-    ("contour_rust_simd", "simd/hello.wasm"),
-    ("contour_c", "hello-c.wasm"),
-    ("contour_c_simd", "simd/hello-c.wasm"),
-    ("contour_as", "hello-as.wasm"),
-    ("contour_as_simd", "simd/hello-as.wasm"),
-];
 /// The greet request sizes, in bytes.
 const GREET_SIZES: [usize; 3] = [128, 4096, 65_536];
 
@@ -211,7 +201,7 @@ fn greet(c: &mut Criterion) {
         let greet = contour_benches::greet(size);
         let mut group = c.benchmark_group(format!("greet/{size}"));
         group.throughput(Throughput::Bytes(greet.request.len() as u64));
-        for (bench, file) in GREET_SDKS {
+        for contour_benches::GreetBuild { bench, file, .. } in contour_benches::GREET_BUILDS {
             let path = Path::new(PLUGINS).join(file);
             let Ok(wasm) = std::fs::read(&path) else {
                 eprintln!("greet: {bench} skipped, {} is not built (run `make examples`)", path.display());

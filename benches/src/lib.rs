@@ -316,6 +316,35 @@ pub fn request_of_size(method: &str, len: usize) -> Vec<u8> {
     build(len.saturating_sub(shortest))
 }
 
+/// One build of the `greet` plugin of a guest SDK, as `make examples` writes it into `target/plugins/`.
+#[derive(Debug, Clone, Copy)]
+pub struct GreetBuild {
+    /// Its key in `target/sdk_fuel.json`.
+    pub key: &'static str,
+    /// Its bench name in `greet/<size>`.
+    pub bench: &'static str,
+    /// Its module, relative to `target/plugins/` (and to `target/plugins/fuel-marks/` for the marked build).
+    pub file: &'static str,
+    /// Its name in the report.
+    pub label: &'static str,
+}
+
+/// The `greet` builds the benches compare: each SDK's scalar build, then its build with wasm SIMD
+/// (`target/plugins/simd/`, issue 25). `make sdk-fuel`, the `greet` benches and the report read this one list.
+pub const GREET_BUILDS: [GreetBuild; 6] = [
+    GreetBuild { key: "rust", bench: "contour_rust", file: "hello.wasm", label: "Rust" },
+    GreetBuild { key: "rust-simd", bench: "contour_rust_simd", file: "simd/hello.wasm", label: "Rust, SIMD" },
+    GreetBuild { key: "c", bench: "contour_c", file: "hello-c.wasm", label: "C" },
+    GreetBuild { key: "c-simd", bench: "contour_c_simd", file: "simd/hello-c.wasm", label: "C, SIMD" },
+    GreetBuild { key: "assemblyscript", bench: "contour_as", file: "hello-as.wasm", label: "AssemblyScript" },
+    GreetBuild {
+        key: "assemblyscript-simd",
+        bench: "contour_as_simd",
+        file: "simd/hello-as.wasm",
+        label: "AssemblyScript, SIMD",
+    },
+];
+
 /// One `greet {name}` of `examples/rust/hello` (and of the same plugin in C, AssemblyScript and for Extism).
 pub struct Greet {
     /// The JSON-RPC request as the host writes it, exactly the size asked for.

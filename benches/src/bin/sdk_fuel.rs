@@ -32,16 +32,6 @@ const ALLOC_EXIT: i32 = 101;
 /// Index of the allocator in [`STAGES`].
 const ALLOCATOR: usize = 4;
 
-/// The SDKs compared: (name, module file in `target/plugins/`), each scalar and built with wasm SIMD.
-const SDKS: [(&str, &str); 6] = [
-    ("rust", "hello.wasm"),
-    ("rust-simd", "simd/hello.wasm"),
-    ("c", "hello-c.wasm"),
-    ("c-simd", "simd/hello-c.wasm"),
-    ("assemblyscript", "hello-as.wasm"),
-    ("assemblyscript-simd", "simd/hello-as.wasm"),
-];
-
 /// The fuel of one warm intent through Contour (the second of two on one sandbox) and its outcome.
 fn contour_fuel(wasm: &[u8], request: &[u8]) -> Result<(u64, String), String> {
     let plugin = Plugin::load(wasm, Policy::default()).map_err(|f| f.to_string())?;
@@ -212,13 +202,15 @@ fn main() {
     } else {
         let mut all = serde_json::Map::new();
         println!("{header}");
-        SDKS.iter()
-            .try_for_each(|(name, file)| {
+        contour_benches::GREET_BUILDS
+            .iter()
+            .try_for_each(|build| {
+                let (name, file) = (build.key, build.file);
                 let wasm = read(&plugins_dir().join(file))?;
                 let marked = read(&plugins_dir().join("fuel-marks").join(file))?;
                 let figures = measure(&wasm, Some(&marked)).map_err(|e| format!("{name}: {e}"))?;
                 print(name, &figures);
-                all.insert((*name).to_string(), figures);
+                all.insert(name.to_string(), figures);
                 Ok(())
             })
             .and_then(|()| {

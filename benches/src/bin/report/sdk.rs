@@ -4,23 +4,12 @@
 //! against the same greet written with Extism's Rust PDK (`greet_peers/<size>` in `benches/peers.rs`, one process).
 
 use super::{bytes, time, verdict, Estimates, Row};
+use contour_benches::{GreetBuild, GREET_BUILDS};
 use serde_json::Value;
 use std::fmt::Write as _;
 
 /// The greet request sizes, in bytes.
 const SIZES: [u64; 3] = [128, 4096, 65_536];
-/// The SDKs: key in `sdk_fuel.json`, bench name in `greet/<size>`, label; each scalar build, then
-/// the build with wasm SIMD (`target/plugins/simd/`, issue 25).
-const SDKS: [(&str, &str, &str); 6] = [
-    ("rust", "contour_rust", "Rust"),
-    ("rust-simd", "contour_rust_simd", "Rust, SIMD"),
-    ("c", "contour_c", "C"),
-    ("c-simd", "contour_c_simd", "C, SIMD"),
-    ("assemblyscript", "contour_as", "AssemblyScript"),
-    ("assemblyscript-simd", "contour_as_simd", "AssemblyScript, SIMD"),
-];
-/// The scalar C and AssemblyScript builds, compared with the scalar Rust SDK (issue 15).
-const OTHER_SCALAR: [(&str, &str); 2] = [("c", "C"), ("assemblyscript", "AssemblyScript")];
 /// The stages of `sdk_fuel.json`, in order.
 const STAGES: [&str; 5] = ["envelope", "params", "handler", "response", "allocator"];
 
@@ -73,9 +62,14 @@ fn rows(estimates: &Estimates, figures: Option<&Value>) -> Vec<Row> {
         }
         None => rows.push(Row::missing("warm greet fuel, Rust SDK", "<= 11,000 fuel", NO_FUEL)),
     }
-    for (sdk, simd) in [("rust", "rust-simd"), ("c", "c-simd"), ("assemblyscript", "assemblyscript-simd")] {
-        let label = SDKS.iter().find(|(key, _, _)| *key == simd).map_or(simd, |(_, _, label)| label);
-        let (target, bound) = if sdk == "rust" { ("<= 3 fuel/B", 3.0) } else { ("below the scalar build's", f64::MAX) };
+    // Each SIMD build against its scalar build; the Rust SDK's has issue 25's bound.
+    let simd_targets = [
+        ("rust", "rust-simd", "<= 3 fuel/B", 3.0),
+        ("c", "c-simd", "below the scalar build's", f64::MAX),
+        ("assemblyscript", "assemblyscript-simd", "below the scalar build's", f64::MAX),
+    ];
+    for (sdk, simd, target, bound) in simd_targets {
+        let label = GREET_BUILDS.iter().find(|build| build.key == simd).map_or(simd, |build| build.label);
         match figures.and_then(|f| Some((per_byte(f, simd)?, per_byte(f, sdk)?))) {
             Some((slope, scalar)) => rows.push(Row {
                 metric: format!("fuel per byte of a string param, {label} (128 B -> 64 KiB)"),
@@ -88,7 +82,9 @@ fn rows(estimates: &Estimates, figures: Option<&Value>) -> Vec<Row> {
             None => rows.push(Row::missing(format!("fuel per byte, {label}"), target, NO_FUEL)),
         }
     }
-    for (sdk, label) in OTHER_SCALAR {
+    // The scalar C and AssemblyScript builds against the scalar Rust SDK (issue 15).
+    let other_scalar = GREET_BUILDS.iter().filter(|build| build.key != "rust" && !build.key.ends_with("-simd"));
+    for &GreetBuild { key: sdk, label, .. } in other_scalar {
         let found = figures
             .and_then(|f| Some((fuel(f, sdk, 128)?, fuel(f, "rust", 128)?, per_byte(f, sdk)?, per_byte(f, "rust")?)));
         let Some((small, rust, slope, rust_slope)) = found else {
@@ -175,7 +171,7 @@ pub(super) fn section(out: &mut String, estimates: &Estimates) {
          needs a host that runs SIMD: Contour's std hosts do, its embedded profile and `--no-simd` refuse it):\n");
     let _ = writeln!(out, "| SDK | 128 B | 4 KiB | 64 KiB | fuel per byte of name |");
     let _ = writeln!(out, "|---|---|---|---|---|");
-    for (sdk, bench, label) in SDKS {
+    for GreetBuild { key: sdk, bench, label, .. } in GREET_BUILDS {
         let cells: Vec<String> = SIZES
             .iter()
             .map(|&size| {
@@ -200,7 +196,7 @@ pub(super) fn section(out: &mut String, estimates: &Estimates) {
     );
     let _ = writeln!(out, "| SDK | {} |", STAGES.join(" | "));
     let _ = writeln!(out, "|---|{}", "---|".repeat(STAGES.len()));
-    for (sdk, _, label) in SDKS {
+    for GreetBuild { key: sdk, label, .. } in GREET_BUILDS {
         let entry = figures[sdk]["sizes"].as_array().and_then(|sizes| sizes.iter().find(|e| e["bytes"] == 128));
         let cells: Vec<String> = STAGES
             .iter()
