@@ -89,6 +89,17 @@ impl Outcome {
                 alloc::format!("The response is not UTF-8 (bad byte at offset {}).", e.utf8_error().valid_up_to()),
             )
         })?;
+        // The response of nearly every intent: a plain completed outcome, vouched for in one
+        // pass over its bytes without building anything; the rest takes the full reader.
+        if let Some(output_at) = scan::completed(&text) {
+            return Ok(Self { status: Status::Completed, blocked: None, output_at: Some(output_at), json: text });
+        }
+        Self::read_response(text)
+    }
+
+    /// The full reader of a response (UTF-8 already checked): the serde shape, its rules and the
+    /// pass for what a tree reader refuses. It words every error.
+    fn read_response(text: String) -> Result<Self, Failure> {
         let shape: Shape<'_> = serde_json::from_str(&text).map_err(|e| read_error(&e))?;
         let output_at = shape.output.map(|raw| offset_in(&text, raw.get()));
         let (status, blocked) = shape.check()?;
@@ -469,6 +480,8 @@ impl IntentReport {
         }
     }
 }
+
+mod scan;
 
 #[cfg(test)]
 mod tests;

@@ -133,3 +133,85 @@ fn shape_errors_say_what_is_wrong() {
     assert!(message(r#"{"status":"x","output":{}}"#).contains("`status` must be"));
     assert!(message(r#"{"status":"completed""#).contains("not JSON"));
 }
+
+/// The one-pass reader's verdict on `text` agrees with the full reader's: when it vouches for
+/// a completed outcome, the full reader reads the same outcome with the same `output` range.
+fn one_pass_agrees(text: &str) -> bool {
+    let Some(range) = scan::completed(text) else { return true };
+    let full = Outcome::read_response(String::from(text));
+    matches!(&full, Ok(o) if o.status == Status::Completed && o.blocked.is_none() && o.output_at == Some(range))
+}
+
+#[test]
+fn the_one_pass_reader_vouches_only_for_what_the_full_reader_reads_alike() {
+    let deep =
+        |levels: usize| format!(r#"{{"status":"completed","output":{}{}}}"#, "[".repeat(levels), "]".repeat(levels));
+    let vouched = [
+        String::from(r#"{"status":"completed","output":{}}"#),
+        String::from(
+            " {\n \"status\" : \"completed\" ,\t\"output\" : { \"a\" : [ 1 , 2.5e3 , -0.1 , 0 , true , false , null , \
+             \"x\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\" ] , \"k\\u0041\" : {} } , \"extra\" : {\"k\": 1} } \r\n",
+        ),
+        String::from(r#"{"message":"ok","output":"h\u00e9llo \u00e9","status":"completed","blockedReason":null}"#),
+        String::from(r#"{"status":"completed","output": "x" ,"message":"done","extra":[1,{"b":2}]}"#),
+        String::from(r#"{"status":"completed","output":[1e308,-1.7976931348623157e308,1E-400,{"x":[[],{}]}]}"#),
+        deep(63),
+    ];
+    for text in &vouched {
+        assert!(scan::completed(text).is_some(), "the one-pass reader should vouch for {text}");
+        assert!(one_pass_agrees(text), "{text}");
+    }
+    let left = [
+        String::from(r#"{"status":"completed","status":"completed","output":1}"#),
+        String::from(r#"{"status":"completed","output":1,"output":2}"#),
+        String::from(r#"{"status":"completed","output":1,"status":"completed"}"#),
+        String::from(r#"{"status":"completed","output": {"a":1},"status":"failed"}"#),
+        String::from(r#"{"status":"completed","output":1,"message":1,"message":2}"#),
+        String::from(r#"{"st\u0061tus":"completed","output":1}"#),
+        String::from(r#"{"status":"compl\u0065ted","output":1}"#),
+        String::from(r#"{"status":"completed","output":1,"message":{"retryable":1,"retryable":2}}"#),
+        String::from(r#"{"status":"completed","output":"\ud83d"}"#),
+        String::from(r#"{"status":"completed","output":"\ude00\ud83d"}"#),
+        String::from(r#"{"status":"completed","output":1e309}"#),
+        format!(r#"{{"status":"completed","output":{}}}"#, "9".repeat(400)),
+        String::from(r#"{"status":"completed","output":1} x"#),
+        String::from(r#"{"status":"completed","output":[1,]}"#),
+        String::from(r#"{"status":"completed","output":01}"#),
+        String::from("{\"status\":\"completed\",\"output\":\"a\u{1}b\"}"),
+        String::from(
+            r#"{"status":"failed","message":"m","blockedReason":"r","recoveryHint":"h","output":{"retryable":false}}"#,
+        ),
+        String::from(r#"{"status":"completed"}"#),
+        String::from(r#"[{"status":"completed","output":1}]"#),
+        deep(65),
+    ];
+    for text in &left {
+        assert!(scan::completed(text).is_none(), "the one-pass reader must leave {text} to the full reader");
+    }
+    // Every edit of one byte of each: the two readers never disagree.
+    let bytes = [
+        b'"', b'\\', b'{', b'}', b'[', b']', b',', b':', b'0', b'9', b'e', b'-', b'.', b' ', b'\n', 1, b'u', b'd', b'a',
+    ];
+    let mut vouched_edits = 0;
+    for text in vouched.iter().chain(&left) {
+        let original = text.as_bytes();
+        for at in 0..=original.len() {
+            let mut edits = Vec::new();
+            if at < original.len() {
+                edits.push([&original[..at], &original[at + 1..]].concat());
+            }
+            for &byte in &bytes {
+                edits.push([&original[..at], &[byte], &original[at..]].concat());
+                if at < original.len() {
+                    edits.push([&original[..at], &[byte], &original[at + 1..]].concat());
+                }
+            }
+            for edit in edits {
+                let Ok(edit) = String::from_utf8(edit) else { continue };
+                assert!(one_pass_agrees(&edit), "the readers disagree on {edit}");
+                vouched_edits += usize::from(scan::completed(&edit).is_some());
+            }
+        }
+    }
+    assert!(vouched_edits > 1_000, "the edits exercise the one-pass reader: {vouched_edits}");
+}
