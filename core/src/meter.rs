@@ -144,10 +144,16 @@ impl Meter {
         store.data().run().fuel.given.saturating_sub(store.get_fuel().unwrap_or(0))
     }
 
-    /// Fails with `deadline_exceeded` once the deadline has passed.
+    /// Fails with `deadline_exceeded` once the deadline has passed (the rule of
+    /// [`Run::deadline_remaining`]; the fuel used is only read when a replay cuts the run).
+    #[inline]
     pub(crate) fn check_deadline<T: Metered>(store: &mut Store<T>) -> Result<(), Failure> {
-        let used = Self::used(store);
-        store.data_mut().run_mut().deadline_remaining(used).map(|_| ())
+        let used = if store.data().run().cut.is_some() { Self::used(store) } else { 0 };
+        let run = store.data_mut().run_mut();
+        match run.remaining(used) {
+            Ok(_) => Ok(()),
+            Err(stop) => Err(run.failure_for(stop)),
+        }
     }
 
     /// Called when the store ran out of fuel: checks the deadline, then adds slices until the
@@ -179,7 +185,26 @@ impl Meter {
         if store.get_fuel().unwrap_or(0) == 0 {
             Self::give(store, self.slice);
         }
-        let mut call = func.call_resumable(&mut *store, params).map_err(|e| failure_of(&e, store))?;
+        match func.call_resumable(&mut *store, params) {
+            Ok(TypedResumableCall::Finished(results)) => {
+                Self::check_deadline(store)?;
+                Ok(results)
+            }
+            Ok(call) => self.go_on(store, call, failure_of),
+            Err(e) => Err(failure_of(&e, store)),
+        }
+    }
+
+    /// Goes on with a call that stopped for fuel or at a host trap: the part of
+    /// [`Meter::call`] a call that fits its first slice never takes (kept out of its way).
+    #[cold]
+    #[inline(never)]
+    fn go_on<T: Metered, R: WasmResults>(
+        &self,
+        store: &mut Store<T>,
+        mut call: TypedResumableCall<R>,
+        failure_of: impl Fn(&wasmi::Error, &Store<T>) -> Failure,
+    ) -> Result<R, Failure> {
         loop {
             match call {
                 TypedResumableCall::Finished(results) => {
@@ -232,9 +257,16 @@ impl Run {
     /// their work, sleeps never last past it. A replayed run is also cut where its recording
     /// was (`Cut`: the run has used `fuel_used` of its budget now).
     pub(crate) fn deadline_remaining(&mut self, fuel_used: u64) -> Result<Option<u64>, Failure> {
+        self.remaining(fuel_used).map_err(|stop| self.failure_for(stop))
+    }
+
+    /// [`Run::deadline_remaining`] with the stop in place of its failure (small enough to
+    /// inline where the meter checks the deadline around every call).
+    #[inline]
+    fn remaining(&mut self, fuel_used: u64) -> Result<Option<u64>, Stop> {
         if let Some((cut, stop)) = self.cut {
             if fuel_used >= cut.fuel && self.inputs >= cut.inputs {
-                return Err(self.failure_for(stop));
+                return Err(stop);
             }
         }
         let Some(Deadline { started_ns, timeout_ns }) = self.deadline else {
@@ -243,11 +275,11 @@ impl Run {
         let now = self.env.deadline_clock_ns().unwrap_or(started_ns);
         // u64::MAX is a cancel, also when the run started after it (then `elapsed` is 0).
         if now == u64::MAX {
-            return Err(self.failure_for(Stop::Cancelled));
+            return Err(Stop::Cancelled);
         }
         let elapsed = now.saturating_sub(started_ns);
         if elapsed > timeout_ns {
-            return Err(self.failure_for(Stop::Deadline));
+            return Err(Stop::Deadline);
         }
         Ok(Some(timeout_ns - elapsed))
     }
@@ -279,6 +311,7 @@ impl Run {
     }
 
     /// The failure a stop of this run ends it with.
+    #[cold]
     fn failure_for(&self, stop: Stop) -> Failure {
         match stop {
             Stop::Deadline => {
