@@ -88,12 +88,15 @@ pub struct VirtualEnvironment {
     seed: u64,
     elapsed_ns: u64,
     rng: ChaCha8Rng,
+    /// The intent whose stream the generator must be set to before its next read, when
+    /// `begin_intent` left it for that read (most intents read no entropy at all).
+    stream: Option<u64>,
 }
 
 impl VirtualEnvironment {
     /// A virtual environment whose entropy is derived from `seed`.
     pub fn new(seed: u64) -> Self {
-        Self { seed, elapsed_ns: 0, rng: ChaCha8Rng::seed_from_u64(seed) }
+        Self { seed, elapsed_ns: 0, rng: ChaCha8Rng::seed_from_u64(seed), stream: None }
     }
 }
 
@@ -117,13 +120,17 @@ impl Environment for VirtualEnvironment {
     }
 
     fn fill_random(&mut self, dest: &mut [u8]) {
+        if let Some(index) = self.stream.take() {
+            self.rng = ChaCha8Rng::seed_from_u64(self.seed);
+            self.rng.set_stream(index);
+        }
         self.rng.fill_bytes(dest);
     }
 
     fn begin_intent(&mut self, index: u64) {
         self.elapsed_ns = self.elapsed_ns.max(index.saturating_mul(VIRTUAL_INTENT_SPACING_NS));
-        self.rng = ChaCha8Rng::seed_from_u64(self.seed);
-        self.rng.set_stream(index);
+        // The generator is set to the intent's own stream at its first read.
+        self.stream = Some(index);
     }
 
     fn sleep_ns(&mut self, ns: u64, _deadline_ns: Option<u64>) -> Slept {
