@@ -74,6 +74,51 @@ fn a_function_body_past_the_limit_is_refused() {
     assert!(failure.detail.contains("function body"), "{failure}");
 }
 
+/// A module of `() -> ()` functions whose bodies are `sizes` bytes long (no locals, `nop`s,
+/// `end`), its code section cut to `keep` of its bytes when given.
+fn module_with_bodies(sizes: &[usize], keep: Option<usize>) -> Vec<u8> {
+    let mut module = b"\0asm\x01\0\0\0".to_vec();
+    section(1, &[1, 0x60, 0, 0], &mut module);
+    let mut functions = Vec::new();
+    uleb(sizes.len() as u64, &mut functions);
+    functions.extend(std::iter::repeat_n(0u8, sizes.len()));
+    section(3, &functions, &mut module);
+    let mut code = Vec::new();
+    uleb(sizes.len() as u64, &mut code);
+    for &size in sizes {
+        uleb(size as u64, &mut code);
+        code.push(0);
+        code.extend(std::iter::repeat_n(1u8, size - 2));
+        code.push(0x0b);
+    }
+    let whole = code.len();
+    code.truncate(keep.unwrap_or(whole));
+    module.push(10);
+    uleb(whole as u64, &mut module);
+    module.extend_from_slice(&code);
+    module
+}
+
+#[test]
+fn every_body_is_held_to_the_limit_whether_its_section_is_read_body_by_body_or_skipped() {
+    // A code section larger than a body may be is read body by body: the one over is refused.
+    let failure = load_failure(&module_with_bodies(&[4, MAX_FUNCTION_BODY_BYTES + 1], None), Policy::default());
+    assert_eq!(failure.reason.as_str(), "module_too_large", "{failure}");
+    assert!(failure.detail.contains(&format!("{} bytes", MAX_FUNCTION_BODY_BYTES + 1)), "{failure}");
+    // A body at the limit (its section is larger), a section just under the limit and one of
+    // 3,000 small bodies (both skipped whole: no body in them can be over) pass the limits and
+    // wasmi's parse: refused only for the exports a plugin needs.
+    for sizes in [vec![MAX_FUNCTION_BODY_BYTES, 4], vec![MAX_FUNCTION_BODY_BYTES - 8], vec![4; 3_000]] {
+        let failure = load_failure(&module_with_bodies(&sizes, None), Policy::default());
+        assert_eq!(failure.reason.as_str(), "abi_mismatch", "{} bodies: {failure}", sizes.len());
+    }
+    // A cut code section, skipped or not, is wasmi's to refuse, in its words.
+    for sizes in [vec![4; 10], vec![MAX_FUNCTION_BODY_BYTES + 1, 4]] {
+        let failure = load_failure(&module_with_bodies(&sizes, Some(7)), Policy::default());
+        assert_eq!(failure.reason.as_str(), "invalid_module", "{failure}");
+    }
+}
+
 #[test]
 fn imports_past_the_limit_are_refused() {
     let imports: String = (0..=MAX_IMPORTS)
