@@ -45,7 +45,9 @@ pub(super) fn profile_section(out: &mut String) {
          byte reader (`core/src/outcome/scan.rs`: the SDKs' common opening in one compare, strings eight bytes a \
          round), the serde reader kept for every other response and for the words of every error; the deadline \
          check between calls is inlined and builds its failure only when it fails; the virtual environment seeds \
-         an intent's random stream at its first read instead of at its start. What is left of the echo overhead \
+         an intent's random stream at its first read instead of at its start; the parse-time limit pass skips \
+         a code section no larger than one body may be instead of stepping through its bodies (the large \
+         module's cold start had spent ~490,000 instructions there). What is left of the echo overhead \
          is the four typed calls through wasmi's resumable-call path (fuel on; about 100 instructions more per \
          call than `TypedFunc::call`), the copy of the response out of guest memory, the report's moves and one \
          pass of the response JSON.\n"
