@@ -45,9 +45,9 @@ fn check_count(what: &str, count: u32, limit: u32) -> Result<(), Failure> {
 
 /// Checks every parse-time limit. Malformed sections are left for wasmi's parser to report
 /// (as `invalid_module`); this pass only refuses what is well-formed but too large.
-/// A code section no larger than the largest body allowed is skipped whole: none of its bodies can pass
-/// the limit, and reading them one by one was most of this pass (a parser step per function:
-/// about 160 instructions each, half a million for a module of 3,000 functions).
+/// A code section no larger than the largest body allowed is skipped whole: none of its bodies
+/// can pass the limit, and reading them one by one was most of this pass (a parser step per
+/// function: about 160 instructions each, half a million for a module of 3,000 functions).
 pub fn check(bytes: &[u8]) -> Result<(), Failure> {
     let mut element_items: u64 = 0;
     let mut parser = Parser::new(0);
@@ -88,9 +88,10 @@ pub fn check(bytes: &[u8]) -> Result<(), Failure> {
             Payload::DataCountSection { count, .. } => check_count("data segments", count, MAX_DATA_SEGMENTS)?,
             Payload::CodeSectionStart { count, size, .. } => {
                 check_count("function bodies", count, MAX_FUNCTIONS)?;
-                if usize::try_from(size).is_ok_and(|size| size <= MAX_FUNCTION_BODY_BYTES) {
+                let size = usize::try_from(size).unwrap_or(usize::MAX);
+                if size <= MAX_FUNCTION_BODY_BYTES {
                     parser.skip_section();
-                    let Some(after) = usize::try_from(size).ok().and_then(|size| rest.get(size..)) else {
+                    let Some(after) = rest.get(size..) else {
                         return Ok(());
                     };
                     rest = after;
