@@ -235,7 +235,8 @@ impl<'a> Reader<'a> {
             }
             self.digit()?;
         }
-        // Fewer than 309 integer digits and no exponent: below f64's largest (309 digits).
+        // No exponent and at most 300 bytes before any fraction (sign included): far below
+        // f64's largest, which has 309 integer digits. Anything else takes the exact check.
         if exponent || int_end - start > 300 {
             let text = core::str::from_utf8(self.bytes.get(start..self.at)?).ok()?;
             return crate::number::is_finite_f64(text).then_some(());
