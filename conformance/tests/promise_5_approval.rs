@@ -9,7 +9,9 @@ use contour_core::{AuditRecord, CallContext, HostAnswer, HostCall, HostIntents, 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tdm_sdk::intents::tool::sha256_hex;
+use tdm_sdk::limits::Limits;
 use tdm_sdk::operator::{self, LaunchError, Source};
+use tdm_sdk::session::{Session, SessionError, SessionOptions};
 use tdm_sdk::workspace::{PluginState, Workspace};
 
 /// A plugin whose start function prints `MARKER-<tag>` and logs through a host call, and whose
@@ -353,6 +355,110 @@ fn bytes_swapped_during_the_check_never_come_back_approved() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     flipper.join().unwrap();
     eprintln!("{cleared} of 2000 checks cleared the approved bytes");
+}
+
+/// A binary package for `p` in `dir`: `marked(tag)` compiled, with `pages` pages of memory (how
+/// a test tells which module a launch parsed without running it), its manifest naming its hash.
+fn write_binary_package(dir: &Path, tag: &str, pages: u32) -> Vec<u8> {
+    let text =
+        marked(tag).replace(r#"(memory (export "memory") 1)"#, &format!(r#"(memory (export "memory") {pages})"#));
+    let wasm = wat::parse_str(text).unwrap();
+    std::fs::create_dir_all(dir.join("dist")).unwrap();
+    std::fs::write(dir.join("dist/plugin.wasm"), &wasm).unwrap();
+    let manifest = manifest("1.0.0", "", &[]).replace("dist/plugin.wat", "dist/plugin.wasm");
+    let manifest = manifest.replace(&sha256_hex(b""), &sha256_hex(&wasm));
+    std::fs::write(dir.join("plugin.toml"), manifest).unwrap();
+    wasm
+}
+
+/// `tdm call`'s open of the installed `p` ([`Session::open_installed`], which parses a binary
+/// module while the launch check hashes it): the memory pages of the module it loaded, or the
+/// refusal.
+fn opened_pages(workspace: &Workspace, limits: Limits) -> Result<u64, SessionError> {
+    let options = SessionOptions { limits, ..SessionOptions::default() };
+    let session = Session::open_installed(workspace, "p", options)?;
+    Ok(session.plugin().inspection().memory.as_ref().map_or(0, |memory| memory.minimum_pages))
+}
+
+/// A workspace with `p` installed from a binary package (`marked("A")`, one page) and approved,
+/// and the folder its package was installed to.
+fn approved_binary() -> (Setup, std::path::PathBuf) {
+    let s = setup(&[]);
+    let source = s.source.with_file_name("binary");
+    write_binary_package(&source, "A", 1);
+    install(&s.workspace, &source);
+    approve(&s.workspace);
+    let dir = s.workspace.dir.join("packages/p/1.0.0");
+    (s, dir)
+}
+
+#[test]
+fn a_binary_module_parsed_beside_its_hash_is_kept_only_when_the_hash_clears() {
+    let (s, dir) = approved_binary();
+    assert_eq!(opened_pages(&s.workspace, Limits::default()).expect("the approved module opens"), 1);
+    let (installed, installed_manifest) =
+        (std::fs::read(dir.join("dist/plugin.wasm")).unwrap(), std::fs::read(dir.join("plugin.toml")).unwrap());
+    let refused = |why: &str| match opened_pages(&s.workspace, Limits::default()) {
+        Err(SessionError::NotApproved(failure)) => assert!(failure.message().contains(why), "{}", failure.message()),
+        other => panic!("a module other than the approved one was opened: {:?}", other.map_err(|e| e.to_string())),
+    };
+    // Another valid module in its place (the parse beside the hash succeeds): refused.
+    let evil = wat::parse_str(marked("B").replace(r#""memory") 1)"#, r#""memory") 2)"#)).unwrap();
+    std::fs::write(dir.join("dist/plugin.wasm"), &evil).unwrap();
+    refused("changed after it was installed");
+    // The same with its manifest rewritten to name its hash: refused all the same.
+    write_binary_package(&dir, "B", 2);
+    refused("changed after it was installed");
+    // Bytes that do not parse: the refusal is the approval's, not the load's.
+    std::fs::write(dir.join("dist/plugin.wasm"), b"\0asm\x01\0\0\0garbage").unwrap();
+    refused("changed after it was installed");
+    // The approved bytes back: it opens, and a limit above the approval is refused as such.
+    std::fs::write(dir.join("dist/plugin.wasm"), &installed).unwrap();
+    std::fs::write(dir.join("plugin.toml"), &installed_manifest).unwrap();
+    assert_eq!(opened_pages(&s.workspace, Limits::default()).expect("the approved module opens again"), 1);
+    let above = Limits { max_memory: Some(1 << 40), ..Limits::default() };
+    assert!(matches!(opened_pages(&s.workspace, above), Err(SessionError::AboveApproval(_))));
+}
+
+#[test]
+fn binary_bytes_swapped_while_they_are_parsed_and_hashed_never_open() {
+    let (s, dir) = approved_binary();
+    let evil_dir = s.source.with_file_name("evil");
+    let evil = write_binary_package(&evil_dir, "B", 2);
+    let good = std::fs::read(dir.join("dist/plugin.wasm")).unwrap();
+    let evil_manifest = std::fs::read(evil_dir.join("plugin.toml")).unwrap();
+    let good_manifest = std::fs::read(dir.join("plugin.toml")).unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Flip between the approved package and a consistent evil one while launches open it.
+    let flipper = {
+        let (stop, dir) = (Arc::clone(&stop), dir.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for (module, manifest) in [(&evil, &evil_manifest), (&good, &good_manifest)] {
+                    replace(&dir.join("dist/plugin.wasm"), module);
+                    replace(&dir.join("plugin.toml"), manifest);
+                }
+            }
+        })
+    };
+    let mut opened = 0;
+    for _ in 0..500 {
+        match opened_pages(&s.workspace, Limits::default()) {
+            Ok(pages) if pages != 1 => {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                panic!("a launch opened a module other than the approved one ({pages} pages)");
+            }
+            Ok(_) => opened += 1,
+            Err(SessionError::NotApproved(_)) => {}
+            Err(e) => {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                panic!("a swap gave an error other than a refusal: {e}");
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    eprintln!("{opened} of 500 launches opened the approved bytes");
 }
 
 /// Install options for these packages, which are unsigned.

@@ -4,7 +4,7 @@
 
 use crate::files;
 use crate::intents::audit::AuditLog;
-use crate::package::{covered, valid_id, Package, PackageError, PackageFiles};
+use crate::package::{covered, valid_id, Manifest, Package, PackageError, PackageFiles};
 use crate::package_copy::{self, CopyError};
 use crate::signing::PublicKey;
 use crate::trusted_hubs::{self, HubError};
@@ -311,7 +311,12 @@ pub fn installed_package(workspace: &Workspace, id: &str) -> Result<(InstalledPl
 
 /// Reads an installed plugin's package files once (manifest and module, bounded).
 pub fn read_installed(workspace: &Workspace, plugin: &InstalledPlugin) -> Result<PackageFiles, PackageError> {
-    PackageFiles::read(&workspace.dir.join(&plugin.path))
+    PackageFiles::read(&installed_dir(workspace, plugin))
+}
+
+/// The folder an installed plugin's package was copied to.
+fn installed_dir(workspace: &Workspace, plugin: &InstalledPlugin) -> PathBuf {
+    workspace.dir.join(&plugin.path)
 }
 
 /// The state `tdm workspace status` shows, from one read of the package: an unreadable
@@ -350,6 +355,17 @@ pub enum LaunchError {
 /// approved, its package readable and verified, the hash of the module bytes read equal to the
 /// approved hash, every permission it asks for approved. Nothing of the plugin has run.
 pub fn approved_plugin(workspace: &Workspace, id: &str) -> Result<ApprovedPlugin, LaunchError> {
+    approved_plugin_preloading(workspace, id, None::<fn(&Manifest, &[u8])>).map(|(approved, _)| approved)
+}
+
+/// [`approved_plugin`], running `preload` on the package's manifest and binary module bytes
+/// while they are hashed ([`PackageFiles::read_preloading`]): its result comes back only beside
+/// a plugin that cleared the whole check, and is dropped with any refusal.
+pub fn approved_plugin_preloading<T>(
+    workspace: &Workspace,
+    id: &str,
+    preload: Option<impl FnOnce(&Manifest, &[u8]) -> T>,
+) -> Result<(ApprovedPlugin, Option<T>), LaunchError> {
     let state = workspace.read_state().map_err(LaunchError::Workspace)?;
     let Some(installed) = state.plugins.get(id).cloned() else {
         // Nothing to approve: an id that names no installed plugin is a lookup error, not a
@@ -357,7 +373,10 @@ pub fn approved_plugin(workspace: &Workspace, id: &str) -> Result<ApprovedPlugin
         return Err(LaunchError::Workspace(WorkspaceError::NotInstalled(id.to_string())));
     };
     // The one read of the package: everything below uses these bytes.
-    let read = read_installed(workspace, &installed);
+    let (read, preloaded) = match PackageFiles::read_preloading(&installed_dir(workspace, &installed), preload) {
+        Ok((files, preloaded)) => (Ok(files), preloaded),
+        Err(e) => (Err(e), None),
+    };
     if let Some(why) = launch_refusal(id, &installed, read.as_ref().ok()) {
         let detail = read.err().map_or_else(String::new, |e| format!(" ({e})"));
         let why = format!("{why}{detail}");
@@ -381,7 +400,7 @@ pub fn approved_plugin(workspace: &Workspace, id: &str) -> Result<ApprovedPlugin
     // It runs with what it asks for now, all of it approved: a version asking for less never
     // keeps what an earlier version was approved for.
     let grants = package.requested.clone();
-    Ok(ApprovedPlugin { installed, package, grants })
+    Ok((ApprovedPlugin { installed, package, grants }, preloaded))
 }
 
 /// Records an operator's action in the workspace's audit log. The action stands when the log

@@ -305,6 +305,31 @@ impl PackageFiles {
 
     /// [`PackageFiles::read`] from the package folder already opened as `root`; `dir` names it.
     pub fn read_in(root: Dir, dir: &Path) -> Result<Self, PackageError> {
+        Self::read_parts(root, dir, None::<fn(&Manifest, &[u8])>).map(|(files, _)| files)
+    }
+
+    /// [`PackageFiles::read`] that also hands a binary module's bytes and the manifest to
+    /// `preload` while a second thread hashes those same bytes, so a launch's parse need not
+    /// wait for the hash. What `preload` returns is vouched for by nothing: keep it only once
+    /// these files have cleared every check, and drop it otherwise. `None` when `preload` is
+    /// `None` or the module is text (`.wat`, compiled later from what was hashed), or when the
+    /// files are refused before the hash.
+    pub fn read_preloading<T>(
+        dir: &Path,
+        preload: Option<impl FnOnce(&Manifest, &[u8]) -> T>,
+    ) -> Result<(Self, Option<T>), PackageError> {
+        let root = Dir::open_ambient_dir(dir, ambient_authority())
+            .map_err(|e| PackageError::Io(dir.to_path_buf(), e.to_string()))?;
+        Self::read_parts(root, dir, preload)
+    }
+
+    /// The one reader of a package's files: manifest, module, publisher, then the hash (beside
+    /// `preload`, for a binary module).
+    fn read_parts<T>(
+        root: Dir,
+        dir: &Path,
+        preload: Option<impl FnOnce(&Manifest, &[u8]) -> T>,
+    ) -> Result<(Self, Option<T>), PackageError> {
         let (manifest_text, manifest) = read_manifest_in(&root, dir)?;
         let relative = Path::new(&manifest.module);
         let limit = module_file::file_limit(relative, Policy::default().max_module_bytes);
@@ -315,9 +340,15 @@ impl PackageFiles {
         };
         let publisher = crate::publisher::verified_publisher(&root, dir, manifest.publisher.as_deref(), &manifest_text)
             .map_err(PackageError::Signature)?;
-        let sha256 = crate::intents::tool::sha256_hex(&module_file);
+        let (sha256, preloaded) = match preload {
+            Some(preload) if !module_file::is_wat_path(relative) => {
+                let (sha256, preloaded) = hashed_while(&module_file, || preload(&manifest, &module_file));
+                (sha256, Some(preloaded))
+            }
+            _ => (crate::intents::tool::sha256_hex(&module_file), None),
+        };
         let module_file = Arc::new(module_file);
-        Ok(Self {
+        let files = Self {
             dir: dir.to_path_buf(),
             root: Arc::new(root),
             manifest_text,
@@ -325,8 +356,24 @@ impl PackageFiles {
             module_file,
             sha256,
             publisher,
-        })
+        };
+        Ok((files, preloaded))
     }
+}
+
+/// The sha256 of `bytes` (lower-case hex), computed on a second thread while `work` runs on this
+/// one; both on this thread when no thread can be started. Hashing a 1.1 MiB module takes about
+/// as long as wasmi's lazy parse of it, so a launch that does both side by side waits for one.
+fn hashed_while<T>(bytes: &[u8], work: impl FnOnce() -> T) -> (String, T) {
+    let hash = || crate::intents::tool::sha256_hex(bytes);
+    std::thread::scope(|scope| match std::thread::Builder::new().name("tdm-hash".into()).spawn_scoped(scope, hash) {
+        Ok(hashing) => {
+            let done = work();
+            // The hash cannot panic; were it to, it is computed again here rather than lost.
+            (hashing.join().unwrap_or_else(|_| hash()), done)
+        }
+        Err(_) => (hash(), work()),
+    })
 }
 
 impl Package {
@@ -363,7 +410,15 @@ impl Package {
 
     /// The policy this package runs under: the defaults with its overrides applied.
     pub fn policy(&self) -> Policy {
-        self.manifest.policy.applied_to(Policy::default()).unwrap_or_default()
+        self.manifest.policy()
+    }
+}
+
+impl Manifest {
+    /// The policy a package with this manifest runs under: the defaults with its overrides
+    /// applied ([`Package::verify`] refuses a manifest whose overrides exceed them).
+    pub fn policy(&self) -> Policy {
+        self.policy.applied_to(Policy::default()).unwrap_or_default()
     }
 }
 

@@ -197,20 +197,32 @@ impl Session {
                 "--grant is for module files; an installed plugin runs with its approved permissions".into(),
             ));
         }
-        let approved = operator::approved_plugin(workspace, id).map_err(|e| match e {
-            LaunchError::NotApproved(why) => SessionError::NotApproved(Failure::new(BlockedReason::NotApproved, why)),
-            LaunchError::Workspace(e) => SessionError::Workspace(e),
-        })?;
-        let package = approved.package;
         // Validated in full when it was installed, and these are the bytes whose hash the
         // approval binds: launching it validates nothing again (wasmi's lazy mode; fuel is the
         // same in every mode). An invalid body, which install would have refused, would end its
         // intent with invalid_module when called.
-        let approved_policy = Policy { compilation: Compilation::Lazy, ..package.policy() };
+        let launch_policy = |manifest: &Manifest| Policy { compilation: Compilation::Lazy, ..manifest.policy() };
+        // Without a module cache the module is parsed while its hash is computed; the parse is
+        // kept only if the launch check clears the bytes it parsed (the same buffer), so the
+        // refusals come in the order they always did: approval, limits, then the load's own.
+        let preload = options.modules.is_none().then_some(|manifest: &Manifest, bytes: &[u8]| {
+            let policy = options.limits.within(&launch_policy(manifest)).ok()?;
+            Some(load(bytes, policy))
+        });
+        let (approved, preloaded) =
+            operator::approved_plugin_preloading(workspace, id, preload).map_err(|e| match e {
+                LaunchError::NotApproved(why) => {
+                    SessionError::NotApproved(Failure::new(BlockedReason::NotApproved, why))
+                }
+                LaunchError::Workspace(e) => SessionError::Workspace(e),
+            })?;
+        let package = approved.package;
+        let approved_policy = launch_policy(&package.manifest);
         let policy = options.limits.within(&approved_policy).map_err(SessionError::AboveApproval)?;
-        let plugin = match &options.modules {
-            Some(cache) => cache.get_or_load(&package.sha256, &package.module, policy, load)?,
-            None => Arc::new(load(&package.module, policy)?),
+        let plugin = match (&options.modules, preloaded.flatten()) {
+            (Some(cache), _) => cache.get_or_load(&package.sha256, &package.module, policy, load)?,
+            (None, Some(loaded)) => Arc::new(loaded?),
+            (None, None) => Arc::new(load(&package.module, policy)?),
         };
         let mut options = options;
         options.host.workspace = Some(workspace.dir.clone());
