@@ -6,10 +6,14 @@
 //! one after the other, and the figure is the median of the rounds' ratios. Minor page faults
 //! (first touches of fresh memory, from `/proc/self/stat`) are counted per start beside the time.
 //!
+//! The installed plugin's launch from disk (`tdm call`'s path: launch check, load, sandbox, launch)
+//! is timed the same way against wasmi reading the file and instantiating it on a fresh engine.
+//!
 //! `make bench` runs it and writes `target/cold_starts.json` for the report.
 
 use contour_benches::baseline::{wasmi_engine, wasmi_instance_on};
 use contour_benches::contour::{cold_start, runtime};
+use contour_benches::installed::{installed_launch, InstalledFixture};
 use contour_benches::{echo_wasm, large_wasm};
 use contour_core::Compilation;
 use std::hint::black_box;
@@ -30,7 +34,7 @@ fn minor_faults() -> u64 {
 }
 
 /// One path's time per start (seconds) and minor faults per start, over `STARTS` starts.
-fn timed(mut start: impl FnMut()) -> (f64, f64) {
+fn timed(start: &mut impl FnMut()) -> (f64, f64) {
     let faults = minor_faults();
     let began = Instant::now();
     for _ in 0..STARTS {
@@ -46,50 +50,75 @@ fn median(mut values: Vec<f64>) -> f64 {
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+/// The two paths timed in `ROUNDS` alternating rounds: the medians of each path's time and
+/// minor faults per start and of the rounds' ratios.
+fn interleaved(mut contour: impl FnMut(), mut bare: impl FnMut(), bytes: usize) -> serde_json::Value {
+    let (mut ratios, mut contour_times, mut wasmi_times) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut contour_faults, mut wasmi_faults) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        // Alternate which path goes first, so neither always follows the other's frees.
+        let ((c, cf), (w, wf)) = if round % 2 == 0 {
+            let c = timed(&mut contour);
+            (c, timed(&mut bare))
+        } else {
+            let w = timed(&mut bare);
+            (timed(&mut contour), w)
+        };
+        ratios.push(c / w);
+        contour_times.push(c);
+        wasmi_times.push(w);
+        contour_faults.push(cf);
+        wasmi_faults.push(wf);
+    }
+    serde_json::json!({
+        "contour_us": median(contour_times) * 1e6,
+        "wasmi_us": median(wasmi_times) * 1e6,
+        "ratio": median(ratios),
+        "contour_minor_faults": median(contour_faults),
+        "wasmi_minor_faults": median(wasmi_faults),
+        "bytes": bytes,
+    })
+}
+
+/// Prints one entry's figures.
+fn print(name: &str, what: &str, figures: &serde_json::Value) {
+    println!(
+        "{name} ({} B), {what}, median of {ROUNDS} interleaved rounds of {STARTS}: contour {:.1} us, \
+         wasmi {:.1} us, {:.2}x; minor faults per start {} vs {}",
+        figures["bytes"],
+        figures["contour_us"].as_f64().unwrap_or(f64::NAN),
+        figures["wasmi_us"].as_f64().unwrap_or(f64::NAN),
+        figures["ratio"].as_f64().unwrap_or(f64::NAN),
+        figures["contour_minor_faults"],
+        figures["wasmi_minor_faults"],
+    );
+}
+
 fn main() {
     let shared = runtime(Compilation::Lazy);
     let engine = wasmi_engine(CompilationMode::Lazy, true);
     let mut all = serde_json::Map::new();
     for (name, wasm) in [("small", echo_wasm()), ("large", large_wasm())] {
-        let (mut ratios, mut contour_times, mut wasmi_times) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut contour_faults, mut wasmi_faults) = (Vec::new(), Vec::new());
-        for round in 0..ROUNDS {
-            // Alternate which path goes first, so neither always follows the other's frees.
-            let contour = || drop(black_box(cold_start(&shared, black_box(&wasm), Compilation::Lazy)));
-            let bare = || drop(black_box(wasmi_instance_on(&engine, black_box(&wasm))));
-            let ((c, cf), (w, wf)) = if round % 2 == 0 {
-                let c = timed(contour);
-                (c, timed(bare))
-            } else {
-                let w = timed(bare);
-                (timed(contour), w)
-            };
-            ratios.push(c / w);
-            contour_times.push(c);
-            wasmi_times.push(w);
-            contour_faults.push(cf);
-            wasmi_faults.push(wf);
-        }
-        let figures = serde_json::json!({
-            "contour_us": median(contour_times) * 1e6,
-            "wasmi_us": median(wasmi_times) * 1e6,
-            "ratio": median(ratios),
-            "contour_minor_faults": median(contour_faults),
-            "wasmi_minor_faults": median(wasmi_faults),
-            "bytes": wasm.len(),
-        });
-        println!(
-            "cold start {name} ({} B), lazy, median of {ROUNDS} interleaved rounds of {STARTS}: contour {:.1} us, \
-             wasmi {:.1} us, {:.2}x; minor faults per start {} vs {}",
-            wasm.len(),
-            figures["contour_us"].as_f64().unwrap_or(f64::NAN),
-            figures["wasmi_us"].as_f64().unwrap_or(f64::NAN),
-            figures["ratio"].as_f64().unwrap_or(f64::NAN),
-            figures["contour_minor_faults"],
-            figures["wasmi_minor_faults"],
-        );
+        let contour = || drop(black_box(cold_start(&shared, black_box(&wasm), Compilation::Lazy)));
+        let bare = || drop(black_box(wasmi_instance_on(&engine, black_box(&wasm))));
+        let figures = interleaved(contour, bare, wasm.len());
+        print(&format!("cold start {name}"), "lazy, bytes in memory", &figures);
         all.insert(name.into(), figures);
     }
+    // The installed plugin's launch from disk as `tdm call` does it in a fresh process (launch
+    // check, load, sandbox, launch), against bare wasmi reading the same file and instantiating
+    // it lazily on an engine of its own.
+    let wasm = large_wasm();
+    let fixture = InstalledFixture::new(&wasm);
+    let contour = || drop(black_box(installed_launch(black_box(&fixture))));
+    let bare = || {
+        let engine = wasmi_engine(CompilationMode::Lazy, true);
+        let bytes = std::fs::read(black_box(&fixture.module)).expect("the installed module reads");
+        drop(black_box(wasmi_instance_on(&engine, &bytes)));
+    };
+    let figures = interleaved(contour, bare, wasm.len());
+    print("installed launch large", "lazy, from disk", &figures);
+    all.insert("installed".into(), figures);
     let out = contour_benches::target_dir().join("cold_starts.json");
     if let Err(e) = std::fs::write(&out, serde_json::Value::Object(all).to_string()) {
         eprintln!("{}: {e}", out.display());
