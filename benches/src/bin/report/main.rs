@@ -316,7 +316,7 @@ fn rows(estimates: &Estimates, density: Option<&Value>, profile: Option<&Value>)
     // Issue 15: an installed plugin starts in a millisecond (the path `tdm call` takes, from
     // the files on disk, in Lazy mode since install validated the module).
     let installed_name = "installed plugin launch from disk, large module, as `tdm call` does it: approval check, \
-                          package read and hash, lazy load, launch (vs bare wasmi: read the file, lazy instantiate)";
+                          package read, its hash on a second thread beside the lazy load, launch (vs bare wasmi: read the file, lazy instantiate)";
     match (
         estimates.median("installed_launch/large", "contour_call"),
         estimates.median("installed_launch/large", "wasmi_lazy_from_disk"),
