@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use tdm_sdk::intents::tool::sha256_hex;
 use tdm_sdk::limits::Limits;
 use tdm_sdk::operator::{self, LaunchError, Source};
+use tdm_sdk::package::blake3_hex;
 use tdm_sdk::session::{Session, SessionError, SessionOptions};
 use tdm_sdk::workspace::{PluginState, Workspace};
 
@@ -418,6 +419,41 @@ fn a_binary_module_parsed_beside_its_hash_is_kept_only_when_the_hash_clears() {
     assert_eq!(opened_pages(&s.workspace, Limits::default()).expect("the approved module opens again"), 1);
     let above = Limits { max_memory: Some(1 << 40), ..Limits::default() };
     assert!(matches!(opened_pages(&s.workspace, above), Err(SessionError::AboveApproval(_))));
+}
+
+#[test]
+fn an_approval_binds_the_blake3_of_the_bytes_whose_sha256_it_binds() {
+    let (s, dir) = approved_binary();
+    let bytes = std::fs::read(dir.join("dist/plugin.wasm")).unwrap();
+    let approval = |workspace: &Workspace| workspace.read_state().unwrap().plugins["p"].approval.clone().unwrap();
+    let recorded = approval(&s.workspace);
+    assert_eq!(recorded.sha256, sha256_hex(&bytes));
+    assert_eq!(recorded.blake3.as_deref(), Some(blake3_hex(&bytes).as_str()));
+    // The launch check answers the SHA-256 of the bytes it read, which it handed on.
+    let cleared = operator::approved_plugin(&s.workspace, "p").expect("approved");
+    assert_eq!(
+        (cleared.package.sha256.as_str(), cleared.package.module.as_slice()),
+        (recorded.sha256.as_str(), &bytes[..])
+    );
+    // An approval recorded before BLAKE3 was (none) and one whose BLAKE3 names other bytes
+    // (the SHA-256 is then computed): the approved bytes still open, other bytes never do.
+    for blake3 in [None, Some(blake3_hex(b"other bytes"))] {
+        s.workspace
+            .update(|state| {
+                state.plugins.get_mut("p").and_then(|p| p.approval.as_mut()).unwrap().blake3 = blake3.clone();
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(opened_pages(&s.workspace, Limits::default()).expect("the approved module opens"), 1);
+        let cleared = operator::approved_plugin(&s.workspace, "p").expect("approved");
+        assert_eq!(cleared.package.sha256, recorded.sha256);
+        std::fs::write(dir.join("dist/plugin.wasm"), wat::parse_str(marked("B")).unwrap()).unwrap();
+        assert!(matches!(opened_pages(&s.workspace, Limits::default()), Err(SessionError::NotApproved(_))));
+        std::fs::write(dir.join("dist/plugin.wasm"), &bytes).unwrap();
+    }
+    // Approving again records both digests anew.
+    approve(&s.workspace);
+    assert_eq!(approval(&s.workspace).blake3, recorded.blake3);
 }
 
 #[test]

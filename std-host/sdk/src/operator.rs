@@ -4,7 +4,7 @@
 
 use crate::files;
 use crate::intents::audit::AuditLog;
-use crate::package::{covered, valid_id, Manifest, Package, PackageError, PackageFiles};
+use crate::package::{blake3_hex, covered, valid_id, Manifest, Package, PackageError, PackageFiles, RecordedDigests};
 use crate::package_copy::{self, CopyError};
 use crate::signing::PublicKey;
 use crate::trusted_hubs::{self, HubError};
@@ -259,6 +259,7 @@ fn finish_install(
         }
         if let Some(kept) = approval.as_mut() {
             kept.sha256 = package.sha256.clone();
+            kept.blake3 = Some(blake3_hex(&package.files.module_file));
         }
         let still_approved = approval.is_some();
         state.plugins.insert(
@@ -373,10 +374,15 @@ pub fn approved_plugin_preloading<T>(
         return Err(LaunchError::Workspace(WorkspaceError::NotInstalled(id.to_string())));
     };
     // The one read of the package: everything below uses these bytes.
-    let (read, preloaded) = match PackageFiles::read_preloading(&installed_dir(workspace, &installed), preload) {
-        Ok((files, preloaded)) => (Ok(files), preloaded),
-        Err(e) => (Err(e), None),
-    };
+    // An approval that recorded the module's BLAKE3 lets the check hash with it alone.
+    let recorded = installed.approval.as_ref().and_then(|approval| {
+        approval.blake3.as_deref().map(|blake3| RecordedDigests { blake3, sha256: &approval.sha256 })
+    });
+    let (read, preloaded) =
+        match PackageFiles::read_preloading(&installed_dir(workspace, &installed), recorded, preload) {
+            Ok((files, preloaded)) => (Ok(files), preloaded),
+            Err(e) => (Err(e), None),
+        };
     if let Some(why) = launch_refusal(id, &installed, read.as_ref().ok()) {
         let detail = read.err().map_or_else(String::new, |e| format!(" ({e})"));
         let why = format!("{why}{detail}");
@@ -428,6 +434,7 @@ fn audit_action(
 pub fn approve(workspace: &Workspace, id: &str, package: &Package) -> Result<Option<String>, OperatorError> {
     let approval = Approval {
         sha256: package.sha256.clone(),
+        blake3: Some(blake3_hex(&package.files.module_file)),
         permissions: package.requested.iter().map(ToString::to_string).collect(),
         intents: package.manifest.intents.iter().map(|intent| intent.name.clone()).collect(),
         declarations: Some(

@@ -305,7 +305,7 @@ impl PackageFiles {
 
     /// [`PackageFiles::read`] from the package folder already opened as `root`; `dir` names it.
     pub fn read_in(root: Dir, dir: &Path) -> Result<Self, PackageError> {
-        Self::read_parts(root, dir, None::<fn(&Manifest, &[u8])>).map(|(files, _)| files)
+        Self::read_parts(root, dir, None, None::<fn(&Manifest, &[u8])>).map(|(files, _)| files)
     }
 
     /// [`PackageFiles::read`] that also hands a binary module's bytes and the manifest to
@@ -314,13 +314,16 @@ impl PackageFiles {
     /// these files have cleared every check, and drop it otherwise. `None` when `preload` is
     /// `None` or the module is text (`.wat`, compiled later from what was hashed), or when the
     /// files are refused before the hash.
+    /// With `recorded` (an approval's digests), the module's SHA-256 is `recorded.sha256` when
+    /// its BLAKE3 is `recorded.blake3`, and computed otherwise ([`RecordedDigests::sha256_of`]).
     pub fn read_preloading<T>(
         dir: &Path,
+        recorded: Option<RecordedDigests<'_>>,
         preload: Option<impl FnOnce(&Manifest, &[u8]) -> T>,
     ) -> Result<(Self, Option<T>), PackageError> {
         let root = Dir::open_ambient_dir(dir, ambient_authority())
             .map_err(|e| PackageError::Io(dir.to_path_buf(), e.to_string()))?;
-        Self::read_parts(root, dir, preload)
+        Self::read_parts(root, dir, recorded, preload)
     }
 
     /// The one reader of a package's files: manifest, module, publisher, then the hash (beside
@@ -328,6 +331,7 @@ impl PackageFiles {
     fn read_parts<T>(
         root: Dir,
         dir: &Path,
+        recorded: Option<RecordedDigests<'_>>,
         preload: Option<impl FnOnce(&Manifest, &[u8]) -> T>,
     ) -> Result<(Self, Option<T>), PackageError> {
         let (manifest_text, manifest) = read_manifest_in(&root, dir)?;
@@ -340,12 +344,16 @@ impl PackageFiles {
         };
         let publisher = crate::publisher::verified_publisher(&root, dir, manifest.publisher.as_deref(), &manifest_text)
             .map_err(PackageError::Signature)?;
+        let sha256_of = |bytes: &[u8]| match recorded {
+            Some(recorded) => recorded.sha256_of(bytes),
+            None => crate::intents::tool::sha256_hex(bytes),
+        };
         let (sha256, preloaded) = match preload {
             Some(preload) if !module_file::is_wat_path(relative) => {
-                let (sha256, preloaded) = hashed_while(&module_file, || preload(&manifest, &module_file));
+                let (sha256, preloaded) = hashed_while(&module_file, sha256_of, || preload(&manifest, &module_file));
                 (sha256, Some(preloaded))
             }
-            _ => (crate::intents::tool::sha256_hex(&module_file), None),
+            _ => (sha256_of(&module_file), None),
         };
         let module_file = Arc::new(module_file);
         let files = Self {
@@ -361,19 +369,48 @@ impl PackageFiles {
     }
 }
 
-/// The sha256 of `bytes` (lower-case hex), computed on a second thread while `work` runs on this
-/// one; both on this thread when no thread can be started. Hashing a 1.1 MiB module takes about
-/// as long as wasmi's lazy parse of it, so a launch that does both side by side waits for one.
-fn hashed_while<T>(bytes: &[u8], work: impl FnOnce() -> T) -> (String, T) {
-    let hash = || crate::intents::tool::sha256_hex(bytes);
-    std::thread::scope(|scope| match std::thread::Builder::new().name("tdm-hash".into()).spawn_scoped(scope, hash) {
-        Ok(hashing) => {
-            let done = work();
-            // The hash cannot panic; were it to, it is computed again here rather than lost.
-            (hashing.join().unwrap_or_else(|_| hash()), done)
+/// `hash(bytes)`, computed on a second thread while `work` runs on this one; both on this
+/// thread when no thread can be started. Hashing a 1.1 MiB module takes about as long as
+/// wasmi's lazy parse of it, so a launch that does both side by side waits for one.
+fn hashed_while<T>(bytes: &[u8], hash: impl Fn(&[u8]) -> String + Sync, work: impl FnOnce() -> T) -> (String, T) {
+    let hash = &hash;
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new().name("tdm-hash".into()).spawn_scoped(scope, move || hash(bytes)) {
+            Ok(hashing) => {
+                let done = work();
+                // The hash cannot panic; were it to, it is computed again here rather than lost.
+                (hashing.join().unwrap_or_else(|_| hash(bytes)), done)
+            }
+            Err(_) => (hash(bytes), work()),
         }
-        Err(_) => (hash(), work()),
     })
+}
+
+/// Two digests of one module's bytes recorded together (an approval's): when the BLAKE3 of the
+/// bytes read is `blake3`, their SHA-256 is `sha256`, so only the faster hash is computed.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordedDigests<'a> {
+    /// BLAKE3, lower-case hex.
+    pub blake3: &'a str,
+    /// The SHA-256 of the same bytes, lower-case hex.
+    pub sha256: &'a str,
+}
+
+impl RecordedDigests<'_> {
+    /// The SHA-256 of `bytes`: the recorded one when their BLAKE3 is the recorded one (the
+    /// same bytes, so the same SHA-256), computed from `bytes` otherwise.
+    pub fn sha256_of(&self, bytes: &[u8]) -> String {
+        if blake3_hex(bytes) == self.blake3 {
+            self.sha256.to_string()
+        } else {
+            crate::intents::tool::sha256_hex(bytes)
+        }
+    }
+}
+
+/// The BLAKE3 of `bytes`, lower-case hex.
+pub fn blake3_hex(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
 }
 
 impl Package {
@@ -474,6 +511,18 @@ mod tests {
     /// written as TOML spells them).
     fn intent(name: &str, description: &str) -> String {
         format!("[[intents]]\nname = \"{name}\"\ndescription = \"{description}\"\n")
+    }
+
+    #[test]
+    fn recorded_digests_vouch_only_for_the_bytes_they_were_recorded_from() {
+        let (approved, other) = (b"approved module".as_slice(), b"another module".as_slice());
+        // A recorded SHA-256 that is not approved's own shows which branch answered.
+        let marker = "ab".repeat(32);
+        let recorded = RecordedDigests { blake3: &blake3_hex(approved), sha256: &marker };
+        assert_eq!(recorded.sha256_of(approved), marker, "a BLAKE3 match answers the recorded SHA-256");
+        assert_eq!(recorded.sha256_of(other), crate::intents::tool::sha256_hex(other), "other bytes are hashed");
+        assert_eq!(blake3_hex(b"").len(), 64);
+        assert!(valid_sha256(&blake3_hex(b"")), "lower-case hex, as the state file checks it");
     }
 
     #[test]

@@ -51,6 +51,12 @@ use std::fmt;
 pub struct Approval {
     /// The module hash approved.
     pub sha256: String,
+    /// The BLAKE3 (lower-case hex) of the same module bytes, recorded with `sha256`: the launch
+    /// check hashes the bytes it read with BLAKE3 (faster) and, when they match this, knows
+    /// their SHA-256 is `sha256`. An approval recorded before it has none: the launch check
+    /// computes the SHA-256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blake3: Option<String>,
     /// The permissions granted.
     pub permissions: Vec<String>,
     /// The intents approved: the names plugin.toml declared when it was approved (an approval
@@ -305,6 +311,9 @@ impl InstalledPlugin {
                     "the approval's sha256 `{}` is not 64 lower-case hex digits",
                     quoted(&approval.sha256)
                 ));
+            }
+            if let Some(blake3) = approval.blake3.as_deref().filter(|hash| !valid_sha256(hash)) {
+                return Some(format!("the approval's blake3 `{}` is not 64 lower-case hex digits", quoted(blake3)));
             }
         }
         None
