@@ -1,6 +1,7 @@
 //! The string scanners' rounds in wasm SIMD, for modules built with `-C target-feature=+simd128`:
-//! one `v128` compare looks at 16 bytes, a round of the long loop at 128, and whitespace is skipped 16
-//! bytes a round.
+//! one `v128` compare looks at 16 bytes, a round of the long loop at 128 (with 64-bit word
+//! arithmetic on each vector, [`word_stops`]: interpreters run byte-lane compares lane by lane, and
+//! wasmi's take several times a word operation's time), and whitespace is skipped 16 bytes a round.
 //!
 //! Such a module needs a host that runs SIMD (Contour's std hosts do; its embedded profile, a
 //! big-endian host and `tdm --no-simd` refuse it at load). Built without `simd128`, the SDK scans
@@ -8,8 +9,8 @@
 //! the same answers, more fuel per byte. Both are deterministic: fuel depends only on the bytes.
 
 use core::arch::wasm32::{
-    i8x16, i8x16_lt, i8x16_splat, i8x16_swizzle, u8x16_bitmask, u8x16_eq, u8x16_lt, u8x16_splat, v128, v128_any_true,
-    v128_load, v128_or, v128_xor,
+    i64x2_sub, i8x16, i8x16_lt, i8x16_splat, i8x16_swizzle, u8x16_bitmask, u8x16_eq, u8x16_lt, u8x16_splat, v128,
+    v128_and, v128_andnot, v128_any_true, v128_load, v128_or, v128_xor,
 };
 
 /// The bytes one round of the long loop reads.
@@ -50,19 +51,38 @@ fn marks<const ASCII: bool>(chunk: &[u8; 16]) -> u16 {
     u8x16_bitmask(stops::<ASCII>(load(chunk)))
 }
 
+/// The high bit of each byte of `lanes` that is a stop (see [`stops`]) set, and perhaps of bytes
+/// above a stop in the same 64-bit half, but never in a half that holds no stop. Word arithmetic
+/// (two 64-bit subtractions, bitwise operations), which interpreters run as a few machine
+/// instructions where they run byte compares lane by lane: in `w - n * 0x0101..`, a byte below
+/// `n` (at most 0x80) sets its high bit, and a borrow that sets another's starts at such a byte.
+/// Bytes at or above 0x80 set theirs too: they are stops when `ASCII` and are masked off
+/// otherwise (the flips below keep every byte's high bit).
+#[inline(always)]
+fn word_stops<const ASCII: bool>(lanes: v128) -> v128 {
+    // `"` and the control bytes below 0x21 once bit 1 is flipped (see `stops`); `\` at zero.
+    let low = i64x2_sub(v128_xor(lanes, u8x16_splat(0x02)), u8x16_splat(0x21));
+    let slash = i64x2_sub(v128_xor(lanes, u8x16_splat(b'\\')), u8x16_splat(0x01));
+    let found = v128_or(low, slash);
+    if ASCII {
+        v128_or(found, lanes)
+    } else {
+        v128_andnot(found, lanes)
+    }
+}
+
 /// Whether any byte of `block` is a stop (see [`stops`]).
 #[inline(always)]
 fn round_stops<const ASCII: bool>(block: &[u8; WIDE]) -> bool {
     let low = v128_or(
-        v128_or(stops::<ASCII>(load_at::<0>(block)), stops::<ASCII>(load_at::<1>(block))),
-        v128_or(stops::<ASCII>(load_at::<2>(block)), stops::<ASCII>(load_at::<3>(block))),
+        v128_or(word_stops::<ASCII>(load_at::<0>(block)), word_stops::<ASCII>(load_at::<1>(block))),
+        v128_or(word_stops::<ASCII>(load_at::<2>(block)), word_stops::<ASCII>(load_at::<3>(block))),
     );
     let high = v128_or(
-        v128_or(stops::<ASCII>(load_at::<4>(block)), stops::<ASCII>(load_at::<5>(block))),
-        v128_or(stops::<ASCII>(load_at::<6>(block)), stops::<ASCII>(load_at::<7>(block))),
+        v128_or(word_stops::<ASCII>(load_at::<4>(block)), word_stops::<ASCII>(load_at::<5>(block))),
+        v128_or(word_stops::<ASCII>(load_at::<6>(block)), word_stops::<ASCII>(load_at::<7>(block))),
     );
-    let any = v128_or(low, high);
-    v128_any_true(any)
+    v128_any_true(v128_and(v128_or(low, high), u8x16_splat(0x80)))
 }
 
 /// Where the long rounds from `from` end: at the first round of [`WIDE`] bytes that holds a stop,
