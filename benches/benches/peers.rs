@@ -38,10 +38,13 @@ const SHA256_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugin
 const SHA256_MVP_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/sha256-mvp.wasm");
 /// The Rust SDK's hello plugin (`make rust-examples`), Contour's side of `greet_peers`.
 const HELLO_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/hello.wasm");
-/// The same plugin built with wasm SIMD (`make rust-examples`: the SDK scans JSON 64-128 bytes a round), beside it.
+/// The same plugin built for speed, with wasm SIMD and opt-level 3 (`make rust-examples`: the SDK scans JSON 128
+/// bytes a round), beside it.
 const HELLO_SIMD_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/simd/hello.wasm");
 /// The same greet written with extism-pdk (`make bench-peer-guests`), Extism's side of `greet_peers`.
 const EXTISM_GREET_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/extism-greet.wasm");
+/// The same Extism guest at opt-level 3, as the SIMD hello is built: the peer of that build.
+const EXTISM_GREET_O3_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/extism-greet-o3.wasm");
 /// MiB hashed per iteration (as in `guest.rs`).
 const SHA256_MIB: i32 = 1;
 /// The host-call imports a Rust guest may declare, stubbed (the raw exports never call them).
@@ -268,7 +271,8 @@ fn echo(c: &mut Criterion) {
 
 /// The same greet through Contour's Rust SDK (`examples/rust/hello`, warm sandbox, fuel on; scalar, and built with SIMD
 /// when `target/plugins/simd/hello.wasm` is there) and through Extism's Rust
-/// PDK (`benches/guests/extism-greet`: serde `Json` in and out, `make bench-peer-guests`) at 128 B, 4 KiB and 64 KiB
+/// PDK (`benches/guests/extism-greet`: serde `Json` in and out, `make bench-peer-guests`; built as hello is, and at
+/// opt-level 3 as the SIMD hello is, `extism_o3`) at 128 B, 4 KiB and 64 KiB
 /// Contour requests; Extism gets the same name as its input `{"name": ...}` (it has no envelope). Contour's fuel per
 /// intent is printed beside. Skipped when either module is not built.
 fn greet(c: &mut Criterion) {
@@ -278,12 +282,15 @@ fn greet(c: &mut Criterion) {
         );
         return;
     };
-    let manifest = extism::Manifest::new([extism::Wasm::data(extism_greet)]);
-    let mut plugin = extism::PluginBuilder::new(manifest)
-        .with_wasi(false)
-        .with_cache_disabled()
-        .build()
-        .expect("the Extism greet plugin builds");
+    let extism_plugin = |wasm: Vec<u8>| {
+        extism::PluginBuilder::new(extism::Manifest::new([extism::Wasm::data(wasm)]))
+            .with_wasi(false)
+            .with_cache_disabled()
+            .build()
+            .expect("the Extism greet plugin builds")
+    };
+    let mut plugin = extism_plugin(extism_greet);
+    let mut plugin_o3 = std::fs::read(EXTISM_GREET_O3_WASM).ok().map(extism_plugin);
     for size in [128, 4096, 65_536] {
         let greet = contour_benches::greet(size);
         let input = serde_json::to_vec(&serde_json::json!({ "name": greet.name })).expect("JSON");
@@ -307,6 +314,13 @@ fn greet(c: &mut Criterion) {
         group.bench_function("extism", |b| {
             b.iter(|| plugin.call::<&[u8], &[u8]>("greet", black_box(&input)).expect("the Extism greet runs").len())
         });
+        if let Some(plugin) = plugin_o3.as_mut() {
+            let answer = plugin.call::<&[u8], &[u8]>("greet", &input).expect("the Extism greet (opt-level 3) runs");
+            assert_eq!(answer, expected.as_bytes(), "Extism greets (opt-level 3)");
+            group.bench_function("extism_o3", |b| {
+                b.iter(|| plugin.call::<&[u8], &[u8]>("greet", black_box(&input)).expect("the Extism greet runs").len())
+            });
+        }
         group.finish();
     }
 }

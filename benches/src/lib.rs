@@ -333,7 +333,12 @@ pub struct GreetBuild {
 /// (`target/plugins/simd/`, issue 25). `make sdk-fuel`, the `greet` benches and the report read this one list.
 pub const GREET_BUILDS: [GreetBuild; 6] = [
     GreetBuild { key: "rust", bench: "contour_rust", file: "hello.wasm", label: "Rust" },
-    GreetBuild { key: "rust-simd", bench: "contour_rust_simd", file: "simd/hello.wasm", label: "Rust, SIMD" },
+    GreetBuild {
+        key: "rust-simd",
+        bench: "contour_rust_simd",
+        file: "simd/hello.wasm",
+        label: "Rust, SIMD, opt-level 3",
+    },
     GreetBuild { key: "c", bench: "contour_c", file: "hello-c.wasm", label: "C" },
     GreetBuild { key: "c-simd", bench: "contour_c_simd", file: "simd/hello-c.wasm", label: "C, SIMD" },
     GreetBuild { key: "assemblyscript", bench: "contour_as", file: "hello-as.wasm", label: "AssemblyScript" },
