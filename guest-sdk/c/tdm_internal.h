@@ -74,37 +74,33 @@ static inline v128_t quote_or_backslash_v(v128_t x) {
  * the word tests above, two words a vector: interpreters run a byte-lane compare (`i8x16.eq`)
  * lane by lane, several times a 64-bit operation's time, so the long rounds use these. */
 
-/* The high bit of each zero byte of `x` (and perhaps of bytes above one in its half). */
-static inline v128_t zero_bytes_w(v128_t x) {
-    return wasm_v128_andnot(wasm_i64x2_sub(x, wasm_i8x16_splat(1)), x);
+/* The 64-bit halves of `x ^ byte` less one: the high bit of each byte of `x` equal to `byte` is
+ * set, perhaps of bytes above one in its half, and perhaps of bytes at or above 0x80, which each
+ * test below masks off (`byte` is ASCII, so the xor keeps each byte's high bit). */
+static inline v128_t borrows_w(v128_t x, uint8_t byte) {
+    return wasm_i64x2_sub(x ^ wasm_i8x16_splat((int8_t)byte), wasm_i8x16_splat(1));
 }
 
 /* `"`, `\` or a control byte: with bit 1 flipped, the controls stay below 0x20 and `"` is 0x20. */
 static inline v128_t specials_w(v128_t x) {
     v128_t low = wasm_i64x2_sub(x ^ wasm_i8x16_splat(0x02), wasm_i8x16_splat(0x21));
-    v128_t slash = wasm_i64x2_sub(x ^ wasm_i8x16_splat('\\'), wasm_i8x16_splat(1));
-    return wasm_v128_andnot(low | slash, x);
+    return wasm_v128_andnot(low | borrows_w(x, '\\'), x);
 }
 
 /* `\`. */
 static inline v128_t is_backslash_word_w(v128_t x) {
-    return zero_bytes_w(x ^ wasm_i8x16_splat('\\'));
+    return wasm_v128_andnot(borrows_w(x, '\\'), x);
 }
 
 /* `"` or `\`. */
 static inline v128_t quote_or_backslash_w(v128_t x) {
-    v128_t quote = wasm_i64x2_sub(x ^ wasm_i8x16_splat('"'), wasm_i8x16_splat(1));
-    v128_t slash = wasm_i64x2_sub(x ^ wasm_i8x16_splat('\\'), wasm_i8x16_splat(1));
-    return wasm_v128_andnot(quote | slash, x);
+    return wasm_v128_andnot(borrows_w(x, '"') | borrows_w(x, '\\'), x);
 }
 
 /* A quote or a bracket: `| 0x20` maps `[` onto `{` and `]` onto `}` (and keeps the high bit). */
 static inline v128_t json_stop_w(v128_t x) {
     v128_t folded = x | wasm_i8x16_splat(0x20);
-    v128_t quote = wasm_i64x2_sub(x ^ wasm_i8x16_splat('"'), wasm_i8x16_splat(1));
-    v128_t open = wasm_i64x2_sub(folded ^ wasm_i8x16_splat('{'), wasm_i8x16_splat(1));
-    v128_t close = wasm_i64x2_sub(folded ^ wasm_i8x16_splat('}'), wasm_i8x16_splat(1));
-    return wasm_v128_andnot(quote | open | close, x);
+    return wasm_v128_andnot(borrows_w(x, '"') | borrows_w(folded, '{') | borrows_w(folded, '}'), x);
 }
 
 /* A quote or a bracket (TDM_JSON_STOP): `| 0x20` maps `[` onto `{` and `]` onto `}`. */

@@ -118,34 +118,33 @@ fn rows(estimates: &Estimates, figures: Option<&Value>) -> Vec<Row> {
             [(128, Some(0.6)), (4096, None), (65_536, Some(1.0))],
         ),
     ];
-    let each_size = |(bench, sdk, peer, level, who, sizes): &(_, _, _, _, _, [(u64, Option<f64>); 3])| {
-        sizes.map(|(size, target)| (*bench, *sdk, *peer, *level, *who, size, target))
-    };
-    for (bench, sdk, peer, level, who, size, target) in peers.iter().flat_map(each_size) {
-        let group = format!("greet_peers/{size}");
-        let metric = format!(
-            "greet {}, {who} vs extism-pdk (serde Json) on Extism 1.30, both built at opt-level {level}",
-            bytes(size)
-        );
-        let target_text = target.map_or_else(|| "none (peer)".into(), |t| format!("<= {t:.1}x Extism's time"));
-        match (estimates.median(&group, bench), estimates.median(&group, peer)) {
-            (Some(contour), Some(extism)) => {
-                let ratio = contour / extism;
-                let fuel = figures.and_then(|f| fuel(f, sdk, size));
-                rows.push(Row {
-                    metric,
-                    contour: format!(
-                        "{}{}",
-                        time(contour),
-                        fuel.map_or_else(String::new, |f| format!(" ({} fuel)", count(f)))
-                    ),
-                    baseline: time(extism),
-                    ratio: format!("{ratio:.2}x"),
-                    target: target_text,
-                    result: target.map_or_else(|| "info".into(), |t| verdict(ratio <= t).into()),
-                });
+    for (bench, sdk, peer, level, who, sizes) in peers {
+        for (size, target) in sizes {
+            let group = format!("greet_peers/{size}");
+            let metric = format!(
+                "greet {}, {who} vs extism-pdk (serde Json) on Extism 1.30, both built at opt-level {level}",
+                bytes(size)
+            );
+            let target_text = target.map_or_else(|| "none (peer)".into(), |t| format!("<= {t:.1}x Extism's time"));
+            match (estimates.median(&group, bench), estimates.median(&group, peer)) {
+                (Some(contour), Some(extism)) => {
+                    let ratio = contour / extism;
+                    let fuel = figures.and_then(|f| fuel(f, sdk, size));
+                    rows.push(Row {
+                        metric,
+                        contour: format!(
+                            "{}{}",
+                            time(contour),
+                            fuel.map_or_else(String::new, |f| format!(" ({} fuel)", count(f)))
+                        ),
+                        baseline: time(extism),
+                        ratio: format!("{ratio:.2}x"),
+                        target: target_text,
+                        result: target.map_or_else(|| "info".into(), |t| verdict(ratio <= t).into()),
+                    });
+                }
+                _ => rows.push(Row::missing(metric, target_text, "run make bench-peers")),
             }
-            _ => rows.push(Row::missing(metric, target_text, "run make bench-peers")),
         }
     }
     rows
