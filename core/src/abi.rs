@@ -37,45 +37,63 @@ pub fn request(id: u64, method: &str, params: &Value) -> Vec<u8> {
 }
 
 /// Checks the region `tdm_alloc` returned for the request; returns its byte range.
+#[inline]
 pub fn check_request_region(ptr: u32, len: u32, memory_len: usize) -> Result<core::ops::Range<usize>, Failure> {
-    if ptr == 0 {
-        return Err(Failure::new(BlockedReason::AllocationFailed, format!("tdm_alloc({len}) returned 0.")));
+    match region(ptr, len, memory_len) {
+        Some(range) if ptr != 0 => Ok(range),
+        _ => Err(request_region_failure(ptr, len, memory_len)),
     }
-    region(ptr, len, memory_len).ok_or_else(|| {
-        Failure::new(
-            BlockedReason::AllocationFailed,
-            format!("tdm_alloc({len}) returned {ptr:#x}, past the end of memory ({memory_len} bytes)."),
-        )
-    })
+}
+
+/// Why `tdm_alloc`'s region was refused (out of line: the path every intent takes is the
+/// check above, inlined where the sandbox writes the request).
+#[cold]
+#[inline(never)]
+fn request_region_failure(ptr: u32, len: u32, memory_len: usize) -> Failure {
+    let detail = if ptr == 0 {
+        format!("tdm_alloc({len}) returned 0.")
+    } else {
+        format!("tdm_alloc({len}) returned {ptr:#x}, past the end of memory ({memory_len} bytes).")
+    };
+    Failure::new(BlockedReason::AllocationFailed, detail)
 }
 
 /// Reads the response length at `ptr` and returns the byte range of the JSON, checking the
 /// length field and the body against memory and the body against `max_len`.
+#[inline]
 pub fn response_range(memory: &[u8], ptr: u32, max_len: u32) -> Result<core::ops::Range<usize>, Failure> {
-    let invalid = |detail| Failure::new(BlockedReason::InvalidResponse, detail);
-    let header = region(ptr, 4, memory.len()).ok_or_else(|| {
-        invalid(format!(
-            "The response pointer {ptr:#x} leaves no room for its length in memory of {} bytes.",
-            memory.len()
-        ))
-    })?;
-    let header_end = header.end;
-    let start = header.start;
-    let length = u32::from_le_bytes([memory[start], memory[start + 1], memory[start + 2], memory[start + 3]]);
-    if length > max_len {
-        return Err(Failure::new(
+    let Some(header) = region(ptr, 4, memory.len()) else {
+        return Err(response_range_failure(memory.len(), ptr, None, max_len));
+    };
+    let length = match memory.get(header.clone()) {
+        Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
+        _ => return Err(response_range_failure(memory.len(), ptr, None, max_len)),
+    };
+    match header.end.checked_add(length as usize) {
+        Some(body_end) if length <= max_len && body_end <= memory.len() => Ok(header.end..body_end),
+        _ => Err(response_range_failure(memory.len(), ptr, Some(length), max_len)),
+    }
+}
+
+/// Why a response's range was refused: no room for its length field (`length` is `None`), a
+/// length past `max_len`, or a body past the end of memory (out of line, as above).
+#[cold]
+#[inline(never)]
+fn response_range_failure(memory_len: usize, ptr: u32, length: Option<u32>, max_len: u32) -> Failure {
+    match length {
+        None => Failure::new(
+            BlockedReason::InvalidResponse,
+            format!("The response pointer {ptr:#x} leaves no room for its length in memory of {memory_len} bytes."),
+        ),
+        Some(length) if length > max_len => Failure::new(
             BlockedReason::ResponseTooLarge,
             format!("The response claims {length} bytes; the limit is {max_len}."),
-        ));
+        ),
+        Some(length) => Failure::new(
+            BlockedReason::InvalidResponse,
+            format!("The response at {ptr:#x} claims {length} bytes, past the end of memory ({memory_len} bytes)."),
+        ),
     }
-    let body_end = header_end.checked_add(length as usize).filter(|end| *end <= memory.len());
-    let body_end = body_end.ok_or_else(|| {
-        invalid(format!(
-            "The response at {ptr:#x} claims {length} bytes, past the end of memory ({} bytes).",
-            memory.len()
-        ))
-    })?;
-    Ok(header_end..body_end)
 }
 
 #[cfg(test)]
@@ -127,6 +145,27 @@ mod tests {
         memory[0..4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert_eq!(response_range(&memory, 0, u32::MAX).unwrap_err().reason, BlockedReason::InvalidResponse);
         assert_eq!(response_range(&memory, 0, 10).unwrap_err().reason, BlockedReason::ResponseTooLarge);
+    }
+
+    #[test]
+    fn each_refusal_says_what_was_wrong() {
+        let message = |result: Result<core::ops::Range<usize>, Failure>| result.unwrap_err().detail;
+        let mut memory = framed(0, b"{}", 64);
+        assert_eq!(
+            message(response_range(&memory, 61, 100)),
+            "The response pointer 0x3d leaves no room for its length in memory of 64 bytes."
+        );
+        memory[0..4].copy_from_slice(&61u32.to_le_bytes());
+        assert_eq!(
+            message(response_range(&memory, 0, 100)),
+            "The response at 0x0 claims 61 bytes, past the end of memory (64 bytes)."
+        );
+        assert_eq!(message(response_range(&memory, 0, 60)), "The response claims 61 bytes; the limit is 60.");
+        assert_eq!(message(check_request_region(0, 4, 64)), "tdm_alloc(4) returned 0.");
+        assert_eq!(
+            message(check_request_region(62, 4, 64)),
+            "tdm_alloc(4) returned 0x3e, past the end of memory (64 bytes)."
+        );
     }
 
     #[test]
