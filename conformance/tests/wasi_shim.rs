@@ -142,6 +142,15 @@ fn captured_output_is_bounded_and_the_rest_counted() {
         assert_eq!(report.stderr, vec![b'E'; 30]);
         assert_eq!(report.output_dropped, 1000 - 256, "counted per intent");
     }
+    // With no room at all nothing is kept, and what was dropped is still counted and handed
+    // over: the sandbox asks a capture for its output when it holds dropped bytes only.
+    let mut silent =
+        contour_conformance::sandbox(&fixture("flood"), Policy { max_output_bytes: 0, ..Policy::default() });
+    for _ in 0..2 {
+        let report = silent.execute("flood", &json!({}));
+        assert!(report.stdout.is_empty() && report.stderr.is_empty());
+        assert_eq!(report.output_dropped, 1030, "counted per intent");
+    }
     // Under the default bound (64 KiB) nothing is dropped.
     let report = contour_conformance::sandbox(&fixture("flood"), Policy::default()).execute("flood", &json!({}));
     assert_eq!(report.stdout.len(), 1000);

@@ -237,7 +237,7 @@ impl Sandbox {
                 let memory = store.data().memory;
                 let peak_memory_bytes = memory.map_or(0, |m| m.size(&store).saturating_mul(WASM_PAGE_BYTES));
                 let state = store.data_mut();
-                let (stdout, stderr, output_dropped) = state.wasi.output.take_captured().unwrap_or_default();
+                let (stdout, stderr, output_dropped) = state.wasi.take_output();
                 self.failed_launch = FailedLaunch {
                     peak_memory_bytes,
                     host_calls: state.host.calls,
@@ -357,7 +357,7 @@ impl Sandbox {
         let _ = live.store.set_fuel(0);
         let state = live.store.data_mut();
         let (host_calls, host_bytes) = (state.host.calls, state.host.bytes);
-        let (stdout, stderr, output_dropped) = state.wasi.output.take_captured().unwrap_or_default();
+        let (stdout, stderr, output_dropped) = state.wasi.take_output();
         let outcome = match result {
             Ok(outcome) => outcome,
             Err(failure) => {

@@ -162,6 +162,15 @@ impl WasiState {
         }
     }
 
+    /// What the output sink captured since the last take: (stdout, stderr, bytes dropped),
+    /// empty for a sink that streams. A sink that holds nothing is not asked to hand it over.
+    pub(crate) fn take_output(&mut self) -> (Vec<u8>, Vec<u8>, u64) {
+        if !self.output.may_hold_captured() {
+            return (Vec::new(), Vec::new(), 0);
+        }
+        self.output.take_captured().unwrap_or_default()
+    }
+
     /// The open fd `fd`.
     pub(crate) fn fd(&self, fd: u32) -> Result<&Fd, Errno> {
         self.fds.get(&fd).ok_or(Errno::Badf)

@@ -29,6 +29,11 @@ pub trait OutputSink: Send {
     fn take_captured(&mut self) -> Option<(Vec<u8>, Vec<u8>, u64)> {
         None
     }
+    /// Whether [`OutputSink::take_captured`] may have anything to hand over. The sandbox asks
+    /// this after every intent and calls `take_captured` only on a yes; the default says yes.
+    fn may_hold_captured(&self) -> bool {
+        true
+    }
 }
 
 /// The default sink: bounded capture buffers; bytes past the bound are counted, not kept.
@@ -58,6 +63,10 @@ impl OutputSink for Capture {
         buf.extend_from_slice(&bytes[..kept]);
         self.dropped += (bytes.len() - kept) as u64;
         Written::Taken
+    }
+
+    fn may_hold_captured(&self) -> bool {
+        !self.stdout.is_empty() || !self.stderr.is_empty() || self.dropped != 0
     }
 
     fn take_captured(&mut self) -> Option<(Vec<u8>, Vec<u8>, u64)> {
