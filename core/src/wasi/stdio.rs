@@ -29,6 +29,7 @@ pub trait OutputSink: Send {
     fn take_captured(&mut self) -> Option<(Vec<u8>, Vec<u8>, u64)> {
         None
     }
+
     /// Whether [`OutputSink::take_captured`] may have anything to hand over. The sandbox asks
     /// this after every intent and calls `take_captured` only on a yes; the default says yes.
     fn may_hold_captured(&self) -> bool {
