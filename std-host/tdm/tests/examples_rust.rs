@@ -354,6 +354,17 @@ fn the_simd_build_answers_what_the_scalar_build_answers() {
             names.push(format!("{}{special}{special}\"{special}", "é".repeat(at / 2)));
         }
     }
+    // A stop just before where a last round starts, followed by a byte that a borrow from it
+    // would mark (`#` after `"` or a control byte, `]` after `\`): the last round reads the
+    // last 16 bytes, and the bytes before its start must not count. The name's run resumes
+    // after each escape, at every distance from the end of the request and of the name.
+    for before in 0..=20 {
+        for (stop, follower) in [('"', '#'), ('\\', ']'), ('\u{1f}', '#'), ('"', '!'), ('\\', '\\')] {
+            for after in 0..=17 {
+                names.push(format!("{}{stop}{follower}{}", "x".repeat(before), "x".repeat(after)));
+            }
+        }
+    }
     // Each request with a part of the outcome it must give.
     let mut requests: Vec<(Vec<u8>, &str)> = names
         .iter()

@@ -1,7 +1,8 @@
 //! The string scanners' rounds in wasm SIMD, for modules built with `-C target-feature=+simd128`:
-//! one `v128` compare looks at 16 bytes, a round of the long loop at 128 (with 64-bit word
-//! arithmetic on each vector, [`word_stops`]: interpreters run byte-lane compares lane by lane, and
-//! wasmi's take several times a word operation's time), and whitespace is skipped 16 bytes a round.
+//! one `v128` load looks at 16 bytes, a round of the long loop at 128, and whitespace is skipped
+//! 16 bytes a round. The string rounds use 64-bit word arithmetic on each vector ([`word_stops`])
+//! and no byte-lane compare or bitmask: interpreters run those lane by lane, and wasmi 2.0 takes
+//! about 25 ns for an `i8x16.eq` where a `v128.xor` or `i64x2.sub` takes 1 (x86_64).
 //!
 //! Such a module needs a host that runs SIMD (Contour's std hosts do; its embedded profile, a
 //! big-endian host and `tdm --no-simd` refuse it at load). Built without `simd128`, the SDK scans
@@ -9,8 +10,8 @@
 //! the same answers, more fuel per byte. Both are deterministic: fuel depends only on the bytes.
 
 use core::arch::wasm32::{
-    i64x2_sub, i8x16, i8x16_lt, i8x16_splat, i8x16_swizzle, u8x16_bitmask, u8x16_eq, u8x16_lt, u8x16_splat, v128,
-    v128_and, v128_andnot, v128_any_true, v128_load, v128_or, v128_xor,
+    i64x2_extract_lane, i64x2_sub, i8x16, i8x16_swizzle, u8x16_bitmask, u8x16_eq, u8x16_splat, v128, v128_and,
+    v128_andnot, v128_any_true, v128_bitselect, v128_load, v128_or, v128_xor,
 };
 
 /// The bytes one round of the long loop reads.
@@ -34,25 +35,10 @@ fn load_at<const K: usize>(block: &[u8; WIDE]) -> v128 {
     unsafe { v128_load(block.as_ptr().add(16 * K).cast::<v128>()) }
 }
 
-/// All ones in each lane of `lanes` that ends a plain run: `"`, `\`, a control byte (below 0x20)
-/// and, when `ASCII`, any byte at or above 0x80. Flipping bit 1 keeps the control bytes below
-/// 0x20 and moves `"` (0x22) to 0x20 and no other byte there, so one compare below 0x21 finds
-/// both (signed, it takes the bytes at or above 0x80 too, which stay negative).
-#[inline(always)]
-fn stops<const ASCII: bool>(lanes: v128) -> v128 {
-    let flipped = v128_xor(lanes, u8x16_splat(0x02));
-    let low = if ASCII { i8x16_lt(flipped, i8x16_splat(0x21)) } else { u8x16_lt(flipped, u8x16_splat(0x21)) };
-    v128_or(low, u8x16_eq(lanes, u8x16_splat(b'\\')))
-}
-
-/// Bit k set when byte k of `chunk` is a stop (see [`stops`]).
-#[inline(always)]
-fn marks<const ASCII: bool>(chunk: &[u8; 16]) -> u16 {
-    u8x16_bitmask(stops::<ASCII>(load(chunk)))
-}
-
-/// The high bit of each byte of `lanes` that is a stop (see [`stops`]) set, and perhaps of bytes
-/// above a stop in the same 64-bit half, but never in a half that holds no stop. Word arithmetic
+/// The high bit of each byte of `lanes` that is a stop set, and perhaps of bytes above a stop in
+/// the same 64-bit half, but never of a byte below the half's first stop, nor in a half that holds
+/// none. A stop ends a plain run: `"`, `\`, a control byte (below 0x20) and, when `ASCII`, any
+/// byte at or above 0x80. Word arithmetic
 /// (two 64-bit subtractions, bitwise operations), which interpreters run as a few machine
 /// instructions where they run byte compares lane by lane: in `w - n * 0x0101..`, a byte below
 /// `n` (at most 0x80) sets its high bit, and a borrow that sets another's starts at such a byte.
@@ -60,7 +46,8 @@ fn marks<const ASCII: bool>(chunk: &[u8; 16]) -> u16 {
 /// otherwise (the flips below keep every byte's high bit).
 #[inline(always)]
 fn word_stops<const ASCII: bool>(lanes: v128) -> v128 {
-    // `"` and the control bytes below 0x21 once bit 1 is flipped (see `stops`); `\` at zero.
+    // Flipping bit 1 keeps the control bytes below 0x20 and moves `"` (0x22) to 0x20 and no
+    // other byte there, so `"` and the control bytes are the bytes below 0x21; `\` is at zero.
     let low = i64x2_sub(v128_xor(lanes, u8x16_splat(0x02)), u8x16_splat(0x21));
     let slash = i64x2_sub(v128_xor(lanes, u8x16_splat(b'\\')), u8x16_splat(0x01));
     let found = v128_or(low, slash);
@@ -71,7 +58,20 @@ fn word_stops<const ASCII: bool>(lanes: v128) -> v128 {
     }
 }
 
-/// Whether any byte of `block` is a stop (see [`stops`]).
+/// The index of the first stop of `lanes` (see [`word_stops`]), 16 when it holds none: the lowest
+/// marked byte, read from the vector's two 64-bit words (little-endian lanes, as wasm defines
+/// them). A byte-lane bitmask (`i8x16.bitmask`) would give the same index for several times the
+/// interpreter's time.
+#[inline(always)]
+fn first_stop<const ASCII: bool>(lanes: v128) -> usize {
+    let found = v128_and(word_stops::<ASCII>(lanes), u8x16_splat(0x80));
+    let low = i64x2_extract_lane::<0>(found) as u64;
+    let bits =
+        if low != 0 { low.trailing_zeros() } else { 64 + (i64x2_extract_lane::<1>(found) as u64).trailing_zeros() };
+    (bits / 8) as usize
+}
+
+/// Whether any byte of `block` is a stop (see [`word_stops`]).
 #[inline(always)]
 fn round_stops<const ASCII: bool>(block: &[u8; WIDE]) -> bool {
     let low = v128_or(
@@ -97,46 +97,84 @@ fn clear_end<const ASCII: bool>(bytes: &[u8], from: usize) -> usize {
     from + clear.unwrap_or(rounds) * WIDE
 }
 
-/// The index of the first stop (see [`stops`]) at or after `from`, or the length. The first 16
+/// The index of the first stop (see [`word_stops`]) at or after `from`, or the length. The first 16
 /// bytes are read in line: most strings (keys, method names, short values) end there.
 #[inline(always)]
 fn run_end<const ASCII: bool>(bytes: &[u8], from: usize) -> usize {
     let Some(chunk) = bytes.get(from..).and_then(<[u8]>::first_chunk::<16>) else {
         return tail::<ASCII>(bytes, from);
     };
-    let marks = marks::<ASCII>(chunk);
-    if marks != 0 {
-        return from + marks.trailing_zeros() as usize;
+    let stop = first_stop::<ASCII>(load(chunk));
+    if stop < 16 {
+        return from + stop;
     }
     long_run_end::<ASCII>(bytes, from + 16)
 }
 
-/// [`run_end`] past its first 16 bytes: long rounds, then the exact stop 16 bytes a round.
+/// [`run_end`] past its first 16 bytes: long rounds (when there is room for one), then the exact
+/// stop 16 bytes a round, then the last round in line (a call is the interpreter's dearest
+/// instruction).
 #[inline(never)]
 fn long_run_end<const ASCII: bool>(bytes: &[u8], from: usize) -> usize {
-    let mut at = clear_end::<ASCII>(bytes, from);
+    let mut at = if bytes.len().saturating_sub(from) >= WIDE { clear_end::<ASCII>(bytes, from) } else { from };
     loop {
         let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<16>) else {
-            return tail::<ASCII>(bytes, at);
+            return last_round::<ASCII>(bytes, at);
         };
-        let marks = marks::<ASCII>(chunk);
-        if marks != 0 {
-            return at + marks.trailing_zeros() as usize;
+        let stop = first_stop::<ASCII>(load(chunk));
+        if stop < 16 {
+            return at + stop;
         }
         at += 16;
     }
 }
 
-/// The last round, over the fewer than 16 bytes left from `at`, padded with `a`s (no stop).
+/// Lanes to mask off at the start of a vector: `EDGE[16 - k..][..16]` is all ones in its first `k`
+/// lanes and zero in the rest.
+static EDGE: [u8; 32] = {
+    let mut edge = [0; 32];
+    let mut i = 0;
+    while i < 16 {
+        edge[i] = 0xff;
+        i += 1;
+    }
+    edge
+};
+
+/// The last round, over the fewer than 16 bytes left from `at` (the callers' condition): the last 16 bytes of `bytes` with
+/// those before `at` taken as `a`s (no stop; taken out before the word arithmetic, so that no
+/// borrow from them reaches the bytes from `at`), or, when `bytes` is shorter than 16, its bytes
+/// copied and padded with `a`s.
+#[inline(always)]
+fn last_round<const ASCII: bool>(bytes: &[u8], at: usize) -> usize {
+    let len = bytes.len();
+    if at >= len {
+        return len;
+    }
+    let start = len.saturating_sub(16);
+    // `at` is past `start` (fewer than 16 bytes are left from it): 1 to 15 lanes to take out.
+    let before = at.saturating_sub(start).min(16);
+    let lanes = match (bytes.get(start..).and_then(<[u8]>::first_chunk::<16>), EDGE.get(16 - before..)) {
+        (Some(last), Some(edge)) => match edge.first_chunk::<16>() {
+            Some(before) => v128_bitselect(u8x16_splat(b'a'), load(last), load(before)),
+            None => return len,
+        },
+        _ => {
+            let rest = bytes.get(at..).unwrap_or_default();
+            let mut padded = [b'a'; 16];
+            if let Some(head) = padded.get_mut(..rest.len()) {
+                head.copy_from_slice(rest);
+            }
+            return (at + first_stop::<ASCII>(load(&padded))).min(len);
+        }
+    };
+    (start + first_stop::<ASCII>(lanes)).min(len)
+}
+
+/// [`last_round`] out of line, for [`run_end`], which is in line wherever a string is read.
 #[inline(never)]
 fn tail<const ASCII: bool>(bytes: &[u8], at: usize) -> usize {
-    let rest = bytes.get(at..).unwrap_or_default();
-    let mut padded = [b'a'; 16];
-    if let Some(head) = padded.get_mut(..rest.len()) {
-        head.copy_from_slice(rest);
-    }
-    let marks = marks::<ASCII>(&padded);
-    (at + marks.trailing_zeros() as usize).min(bytes.len())
+    last_round::<ASCII>(bytes, at)
 }
 
 /// The index of the first `"`, `\` or control byte at or after `from` (or the length).
