@@ -38,10 +38,10 @@ fn load_at<const K: usize>(block: &[u8; WIDE]) -> v128 {
 /// The high bit of each byte of `lanes` that is a stop set, and perhaps of bytes above a stop in
 /// the same 64-bit half, but never of a byte below the half's first stop, nor in a half that holds
 /// none. A stop ends a plain run: `"`, `\`, a control byte (below 0x20) and, when `ASCII`, any
-/// byte at or above 0x80. Word arithmetic
-/// (two 64-bit subtractions, bitwise operations), which interpreters run as a few machine
-/// instructions where they run byte compares lane by lane: in `w - n * 0x0101..`, a byte below
-/// `n` (at most 0x80) sets its high bit, and a borrow that sets another's starts at such a byte.
+/// byte at or above 0x80. Word arithmetic (two 64-bit subtractions, bitwise operations), which
+/// interpreters run as a few machine instructions where they run byte compares lane by lane: in
+/// `w - n * 0x0101..`, a byte below `n` (at most 0x80) sets its high bit, and a borrow that sets
+/// another's starts at such a byte.
 /// Bytes at or above 0x80 set theirs too: they are stops when `ASCII` and are masked off
 /// otherwise (the flips below keep every byte's high bit).
 #[inline(always)]
@@ -141,10 +141,10 @@ static EDGE: [u8; 32] = {
     edge
 };
 
-/// The last round, over the fewer than 16 bytes left from `at` (the callers' condition): the last 16 bytes of `bytes` with
-/// those before `at` taken as `a`s (no stop; taken out before the word arithmetic, so that no
-/// borrow from them reaches the bytes from `at`), or, when `bytes` is shorter than 16, its bytes
-/// copied and padded with `a`s.
+/// The last round, over the fewer than 16 bytes left from `at` (the callers' condition): the last
+/// 16 bytes of `bytes` with those before `at` taken as `a`s (no stop; taken out before the word
+/// arithmetic, so that no borrow from them reaches the bytes from `at`), or, when `bytes` is
+/// shorter than 16, its bytes copied and padded with `a`s.
 #[inline(always)]
 fn last_round<const ASCII: bool>(bytes: &[u8], at: usize) -> usize {
     let len = bytes.len();
@@ -153,10 +153,10 @@ fn last_round<const ASCII: bool>(bytes: &[u8], at: usize) -> usize {
     }
     let start = len.saturating_sub(16);
     // `at` is past `start` (fewer than 16 bytes are left from it): 1 to 15 lanes to take out.
-    let before = at.saturating_sub(start).min(16);
-    let lanes = match (bytes.get(start..).and_then(<[u8]>::first_chunk::<16>), EDGE.get(16 - before..)) {
+    let skipped = at.saturating_sub(start).min(16);
+    let lanes = match (bytes.get(start..).and_then(<[u8]>::first_chunk::<16>), EDGE.get(16 - skipped..)) {
         (Some(last), Some(edge)) => match edge.first_chunk::<16>() {
-            Some(before) => v128_bitselect(u8x16_splat(b'a'), load(last), load(before)),
+            Some(mask) => v128_bitselect(u8x16_splat(b'a'), load(last), load(mask)),
             None => return len,
         },
         _ => {
