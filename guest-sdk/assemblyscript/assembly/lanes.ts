@@ -1,5 +1,6 @@
-// The string scans in wasm SIMD, for modules built with `--enable simd`: one `v128` compare tests
-// 16 bytes, and a round of the long loops takes 128 bytes (64 code units when narrowing).
+// The string scans in wasm SIMD, for modules built with `--enable simd`: a few `v128` instructions
+// test 16 bytes (64-bit word arithmetic on each vector, see `stopWords`), and a round of the long
+// loops takes 128 bytes (64 code units when narrowing).
 //
 // request.ts and writer.ts call these only under `if (ASC_FEATURE_SIMD)`, a compile-time constant:
 // a module built without SIMD compiles none of this and keeps the word-at-a-time scans (the same
@@ -10,34 +11,45 @@
 // own: the long rounds only test (the exact index is found after, 16 bytes a round), and the first
 // 16 bytes are tested in line, as most strings (keys, method names) end there.
 
-// All ones in each lane of `x` that is `"`, `\` or a control byte; with `ascii`, also each byte at
-// or above 0x80 (a signed compare takes both). `^ 0x02` maps the controls onto themselves and `"`
-// onto 0x20, so one `< 0x21` finds both.
+// The high bit of each byte of `x` that is `"`, `\` or a control byte (with `ascii`, also of each
+// byte at or above 0x80), and perhaps of bytes above one in the same 64-bit half: never of a byte
+// in a half that holds none, and never of one below the half's first. The word tests of
+// request.ts, two words a vector: wasmi runs a byte-lane compare (`i8x16.eq`, `i8x16.lt_u`) lane by
+// lane, several times the time of a 64-bit lane operation. In `x ^ 0x02 - 0x21` (per 64-bit half)
+// a byte below 0x21 sets its high bit (`^ 0x02` keeps the controls below 0x20 and moves `"` to
+// 0x20), as `\` does in `x ^ 0x5c - 1`; a borrow that sets another byte's starts at such a byte.
+// Bytes at or above 0x80 set theirs too: they are stops with `ascii` and masked off without.
+// Not yet masked with 0x80 in each byte.
 // @ts-ignore: decorator
-@inline function stopLanes(x: v128, ascii: bool): v128 {
-  const flipped = v128.xor(x, i8x16.splat(0x02));
-  const low = ascii ? i8x16.lt_s(flipped, i8x16.splat(0x21)) : i8x16.lt_u(flipped, i8x16.splat(0x21));
-  return v128.or(low, i8x16.eq(x, i8x16.splat(0x5c)));
+@inline function stopWords(x: v128, ascii: bool): v128 {
+  const low = i64x2.sub(v128.xor(x, i8x16.splat(0x02)), i8x16.splat(0x21));
+  const found = v128.or(low, i64x2.sub(v128.xor(x, i8x16.splat(0x5c)), i8x16.splat(0x01)));
+  return ascii ? v128.or(found, x) : v128.andnot(found, x);
 }
 
-// The stop lanes (see `stopLanes`) of the 16 bytes at `p` as a bitmask, bit i for byte i.
+// The index of the first stop (see `stopWords`) of the 16 bytes `x`, 16 when none: the lowest
+// marked byte of the vector's low 64-bit half, else of its high half (wasm's lanes are
+// little-endian). A byte-lane bitmask would give the same index for several times the time.
 // @ts-ignore: decorator
-@inline function stopBits(p: usize, ascii: bool): i32 {
-  return i8x16.bitmask(stopLanes(v128.load(p), ascii));
+@inline function firstStop(x: v128, ascii: bool): usize {
+  const found = v128.and(stopWords(x, ascii), i8x16.splat(-128));
+  const low = i64x2.extract_lane(found, 0);
+  if (low) return <usize>(ctz(low) >> 3);
+  return 8 + <usize>(ctz(i64x2.extract_lane(found, 1)) >> 3);
 }
 
-// Whether any of the 128 bytes at `p` is a stop (see `stopLanes`).
+// Whether any of the 128 bytes at `p` is a stop (see `stopWords`).
 // @ts-ignore: decorator
 @inline function anyStop(p: usize, ascii: bool): bool {
   const low = v128.or(
-    v128.or(stopLanes(v128.load(p), ascii), stopLanes(v128.load(p, 16), ascii)),
-    v128.or(stopLanes(v128.load(p, 32), ascii), stopLanes(v128.load(p, 48), ascii)),
+    v128.or(stopWords(v128.load(p), ascii), stopWords(v128.load(p, 16), ascii)),
+    v128.or(stopWords(v128.load(p, 32), ascii), stopWords(v128.load(p, 48), ascii)),
   );
   const high = v128.or(
-    v128.or(stopLanes(v128.load(p, 64), ascii), stopLanes(v128.load(p, 80), ascii)),
-    v128.or(stopLanes(v128.load(p, 96), ascii), stopLanes(v128.load(p, 112), ascii)),
+    v128.or(stopWords(v128.load(p, 64), ascii), stopWords(v128.load(p, 80), ascii)),
+    v128.or(stopWords(v128.load(p, 96), ascii), stopWords(v128.load(p, 112), ascii)),
   );
-  return v128.any_true(v128.or(low, high));
+  return v128.any_true(v128.and(v128.or(low, high), i8x16.splat(-128)));
 }
 
 // Where the 128-byte rounds from `p` end: at the first round with a stop, or where fewer than 128
@@ -58,7 +70,7 @@
   const pad = memory.data(16);
   memory.fill(pad, 0x61, 16);
   memory.copy(pad, p, end - p);
-  const at = p + <usize>ctz(stopBits(pad, ascii) | 0x10000);
+  const at = p + firstStop(v128.load(pad), ascii);
   return at < end ? at : end;
 }
 
@@ -68,8 +80,8 @@
 @inline function longEnd(p: usize, end: usize, ascii: bool): usize {
   p = ascii ? asciiClearEnd(p, end) : plainClearEnd(p, end);
   while (p + 16 <= end) {
-    const bits = stopBits(p, ascii);
-    if (bits) return p + <usize>ctz(bits);
+    const at = firstStop(v128.load(p), ascii);
+    if (at < 16) return p + at;
     p += 16;
   }
   if (p >= end) return end;
@@ -83,8 +95,8 @@
     if (p >= end) return end;
     return ascii ? asciiTailEnd(p, end) : plainTailEnd(p, end);
   }
-  const bits = stopBits(p, ascii);
-  if (bits) return p + <usize>ctz(bits);
+  const at = firstStop(v128.load(p), ascii);
+  if (at < 16) return p + at;
   return ascii ? asciiLongEnd(p + 16, end) : plainLongEnd(p + 16, end);
 }
 
@@ -183,8 +195,8 @@ function narrowClearEnd(p: usize, end: usize, out: usize): usize {
     v128.store(out, b, 16);
     v128.store(out, c, 32);
     v128.store(out, d, 48);
-    const any = v128.or(v128.or(stopLanes(a, true), stopLanes(b, true)), v128.or(stopLanes(c, true), stopLanes(d, true)));
-    if (v128.any_true(any)) break;
+    const any = v128.or(v128.or(stopWords(a, true), stopWords(b, true)), v128.or(stopWords(c, true), stopWords(d, true)));
+    if (v128.any_true(v128.and(any, i8x16.splat(-128)))) break;
     p += 128;
     out += 64;
   }
@@ -201,8 +213,8 @@ export function lanesNarrow(p: usize, end: usize, out: usize): usize {
   while (p + 32 <= end) {
     const bytes = narrowed(p);
     v128.store(out, bytes);
-    const bits = i8x16.bitmask(stopLanes(bytes, true));
-    if (bits) return p + (<usize>ctz(bits) << 1);
+    const at = firstStop(bytes, true);
+    if (at < 16) return p + (at << 1);
     p += 32;
     out += 16;
   }
@@ -214,7 +226,7 @@ export function lanesNarrow(p: usize, end: usize, out: usize): usize {
   memory.copy(pad, p, end - p);
   const bytes = narrowed(pad);
   v128.store(out, bytes);
-  const at = p + (<usize>ctz(i8x16.bitmask(stopLanes(bytes, true)) | 0x10000) << 1);
+  const at = p + (firstStop(bytes, true) << 1);
   return at < end ? at : end;
 }
 
