@@ -154,21 +154,18 @@ fn last_round<const ASCII: bool>(bytes: &[u8], at: usize) -> usize {
     let start = len.saturating_sub(16);
     // `at` is past `start` (fewer than 16 bytes are left from it): 1 to 15 lanes to take out.
     let skipped = at.saturating_sub(start).min(16);
-    let lanes = match (bytes.get(start..).and_then(<[u8]>::first_chunk::<16>), EDGE.get(16 - skipped..)) {
-        (Some(last), Some(edge)) => match edge.first_chunk::<16>() {
-            Some(mask) => v128_bitselect(u8x16_splat(b'a'), load(last), load(mask)),
-            None => return len,
-        },
-        _ => {
-            let rest = bytes.get(at..).unwrap_or_default();
-            let mut padded = [b'a'; 16];
-            if let Some(head) = padded.get_mut(..rest.len()) {
-                head.copy_from_slice(rest);
-            }
-            return (at + first_stop::<ASCII>(load(&padded))).min(len);
-        }
-    };
-    (start + first_stop::<ASCII>(lanes)).min(len)
+    let last = bytes.get(start..).and_then(<[u8]>::first_chunk::<16>);
+    let mask = EDGE.get(16 - skipped..).and_then(<[u8]>::first_chunk::<16>);
+    if let (Some(last), Some(mask)) = (last, mask) {
+        // The stop is within the last 16 bytes, so `start` plus it is at most the length.
+        return start + first_stop::<ASCII>(v128_bitselect(u8x16_splat(b'a'), load(last), load(mask)));
+    }
+    let rest = bytes.get(at..).unwrap_or_default();
+    let mut padded = [b'a'; 16];
+    if let Some(head) = padded.get_mut(..rest.len()) {
+        head.copy_from_slice(rest);
+    }
+    (at + first_stop::<ASCII>(load(&padded))).min(len)
 }
 
 /// [`last_round`] out of line, for [`run_end`], which is in line wherever a string is read.
