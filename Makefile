@@ -88,6 +88,7 @@ bench: bench-guests rust-examples valgrind
 	$(CARGO) run --release -q -p contour-benches --bin profile
 	$(CARGO) run --release -q -p contour-benches --bin fresh_calls
 	$(CARGO) run --release -q -p contour-benches --bin cold_starts
+	$(if $(BENCH_FEATURES),$(CARGO) run --release -q -p contour-benches $(BENCH_FEATURES) --bin greet_rounds)
 	$(CARGO) build --release -q -p tdm
 	$(CARGO) run --release -q -p contour-benches --bin mcp_calls
 

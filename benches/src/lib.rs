@@ -10,6 +10,7 @@ pub mod baseline;
 pub mod contour;
 pub mod installed;
 pub mod peers;
+pub mod rounds;
 
 use std::fmt::Write as _;
 

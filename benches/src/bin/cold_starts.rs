@@ -14,6 +14,7 @@
 use contour_benches::baseline::{wasmi_engine, wasmi_instance_on};
 use contour_benches::contour::{cold_start, runtime};
 use contour_benches::installed::{installed_launch, InstalledFixture};
+use contour_benches::rounds::{alternating, median};
 use contour_benches::{echo_wasm, large_wasm};
 use contour_core::Compilation;
 use std::hint::black_box;
@@ -44,38 +45,20 @@ fn timed(start: &mut impl FnMut()) -> (f64, f64) {
     (seconds, minor_faults().saturating_sub(faults) as f64 / f64::from(STARTS))
 }
 
-/// The median of `values`.
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-}
+/// One round's measures: Contour's and wasmi's (seconds, minor faults) per start.
+type Round = ((f64, f64), (f64, f64));
 
 /// The two paths timed in `ROUNDS` alternating rounds: the medians of each path's time and
 /// minor faults per start and of the rounds' ratios.
 fn interleaved(mut contour: impl FnMut(), mut bare: impl FnMut(), bytes: usize) -> serde_json::Value {
-    let (mut ratios, mut contour_times, mut wasmi_times) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut contour_faults, mut wasmi_faults) = (Vec::new(), Vec::new());
-    for round in 0..ROUNDS {
-        // Alternate which path goes first, so neither always follows the other's frees.
-        let ((c, cf), (w, wf)) = if round % 2 == 0 {
-            let c = timed(&mut contour);
-            (c, timed(&mut bare))
-        } else {
-            let w = timed(&mut bare);
-            (timed(&mut contour), w)
-        };
-        ratios.push(c / w);
-        contour_times.push(c);
-        wasmi_times.push(w);
-        contour_faults.push(cf);
-        wasmi_faults.push(wf);
-    }
+    let pairs = alternating(ROUNDS, || timed(&mut contour), || timed(&mut bare));
+    let column = |pick: fn(&Round) -> f64| median(pairs.iter().map(pick).collect());
     serde_json::json!({
-        "contour_us": median(contour_times) * 1e6,
-        "wasmi_us": median(wasmi_times) * 1e6,
-        "ratio": median(ratios),
-        "contour_minor_faults": median(contour_faults),
-        "wasmi_minor_faults": median(wasmi_faults),
+        "contour_us": column(|((c, _), _)| *c) * 1e6,
+        "wasmi_us": column(|(_, (w, _))| *w) * 1e6,
+        "ratio": column(|((c, _), (w, _))| c / w),
+        "contour_minor_faults": column(|((_, f), _)| *f),
+        "wasmi_minor_faults": column(|(_, (_, f))| *f),
         "bytes": bytes,
     })
 }
