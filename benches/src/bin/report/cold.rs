@@ -3,14 +3,12 @@
 //! from memory and an installed plugin's from disk, timed in alternating rounds, with the minor
 //! page faults of each.
 
-use super::{time, verdict, Row};
-use serde_json::Value;
+use super::{json_file, time, verdict, Row};
 use std::path::Path;
 
 /// The rows, or one saying what to run when the figures are missing.
 pub(super) fn rows(target: &Path) -> Vec<Row> {
-    let figures: Option<Value> =
-        std::fs::read_to_string(target.join("cold_starts.json")).ok().and_then(|text| serde_json::from_str(&text).ok());
+    let figures = json_file(&target.join("cold_starts.json"));
     let mut rows = Vec::new();
     for (entry_name, bound) in [("small", None), ("large", Some(1.5)), ("installed", Some(1.5))] {
         let metric = if entry_name == "installed" {

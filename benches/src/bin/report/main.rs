@@ -87,6 +87,12 @@ impl Estimates {
 }
 
 /// A time in ns, in the unit that reads best.
+/// The JSON file at `path` (one of the figures files the bench bins write), or `None` when it is
+/// missing or does not parse: the report then says what to run.
+fn json_file(path: &Path) -> Option<Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
 fn time(ns: f64) -> String {
     if ns >= 1e6 {
         format!("{:.2} ms", ns / 1e6)
@@ -491,8 +497,7 @@ fn locked_version(name: &str, release: &str) -> String {
 fn main() {
     let target = contour_benches::target_dir();
     let estimates = Estimates { root: target.join("criterion") };
-    let density: Option<Value> =
-        std::fs::read_to_string(target.join("density.json")).ok().and_then(|s| serde_json::from_str(&s).ok());
+    let density = json_file(&target.join("density.json"));
     let mut out = String::new();
     let _ = writeln!(out, "# Contour benchmarks\n");
     let _ = writeln!(
@@ -527,9 +532,7 @@ fn main() {
     let _ = writeln!(out, "## Results against the targets of issue 6\n");
     let _ = writeln!(out, "| Metric | Contour | Baseline | Ratio | Target | Result |");
     let _ = writeln!(out, "|---|---|---|---|---|---|");
-    let profile = std::fs::read_to_string(contour_benches::target_dir().join("profile.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok());
+    let profile = json_file(&target.join("profile.json"));
     let mut rows = rows(&estimates, density.as_ref(), profile.as_ref());
     rows.extend(cold::rows(&target));
     for row in &rows {

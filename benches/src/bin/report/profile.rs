@@ -1,6 +1,6 @@
 //! The report's callgrind section: instructions per iteration of each hot path against its baseline.
 
-use serde_json::Value;
+use super::json_file;
 use std::fmt::Write as _;
 
 /// The callgrind section: instructions per iteration of each hot path against its baseline, from
@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 pub(super) fn profile_section(out: &mut String) {
     let _ = writeln!(out, "## Instructions per hot path (callgrind)\n");
     let path = contour_benches::target_dir().join("profile.json");
-    let Some(profile) = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<Value>(&t).ok()) else {
+    let Some(profile) = json_file(&path) else {
         let _ = writeln!(out, "(no {}: run `make bench-profile`)\n", path.display());
         return;
     };

@@ -3,7 +3,7 @@
 //! `make bench` runs) beside its time (`greet/<size>` in `benches/sandbox.rs`), where the fuel goes, and the Rust SDK
 //! against the same greet written with Extism's Rust PDK (`greet_peers/<size>` in `benches/peers.rs`, one process).
 
-use super::{bytes, time, verdict, Estimates, Row};
+use super::{bytes, json_file, time, verdict, Estimates, Row};
 use contour_benches::{GreetBuild, GREET_BUILDS};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -172,7 +172,7 @@ fn rows(estimates: &Estimates, figures: Option<&Value>, rounds: Option<&Value>) 
 /// Writes the section.
 pub(super) fn section(out: &mut String, estimates: &Estimates) {
     let path = contour_benches::target_dir().join("sdk_fuel.json");
-    let figures: Option<Value> = std::fs::read_to_string(&path).ok().and_then(|text| serde_json::from_str(&text).ok());
+    let figures = json_file(&path);
     let _ = writeln!(out, "## Guest SDKs: the same greet (issues 15 and 25)\n");
     let _ = writeln!(
         out,
@@ -188,9 +188,7 @@ pub(super) fn section(out: &mut String, estimates: &Estimates) {
          Criterion times each path in a block of its own; the interleaved rows time batches of both paths in \
          alternating rounds, so both see the same stretch of a noisy machine.\n"
     );
-    let rounds: Option<Value> = std::fs::read_to_string(contour_benches::target_dir().join("greet_rounds.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok());
+    let rounds = json_file(&contour_benches::target_dir().join("greet_rounds.json"));
     let rows = rows(estimates, figures.as_ref(), rounds.as_ref());
     let _ = writeln!(out, "| Metric | Contour | Baseline | Ratio | Target | Result |");
     let _ = writeln!(out, "|---|---|---|---|---|---|");
