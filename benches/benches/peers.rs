@@ -19,7 +19,7 @@
 mod common;
 
 use contour_benches::contour::warm_sandbox;
-use contour_benches::peers::{check_mvp, extism_echo_wasm, EXTISM_ECHO_FUNCTION};
+use contour_benches::peers::{check_mvp, extism_echo_wasm, extism_plugin, EXTISM_ECHO_FUNCTION};
 use contour_benches::{echo_wasm, fib_wasm, large_wasm, loop_wasm, request_of_size, ECHO_OUTCOME};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use std::hint::black_box;
@@ -228,24 +228,13 @@ impl<'rt> Wasm3Echo<'rt> {
     }
 }
 
-/// The Extism echo plugin, built once: no WASI, and wasmtime's compilation cache off (nothing written to the home
-/// directory).
-fn extism_plugin() -> extism::Plugin {
-    let manifest = extism::Manifest::new([extism::Wasm::data(extism_echo_wasm())]);
-    extism::PluginBuilder::new(manifest)
-        .with_wasi(false)
-        .with_cache_disabled()
-        .build()
-        .expect("the Extism echo plugin builds")
-}
-
 fn echo(c: &mut Criterion) {
     let wasm = echo_wasm();
     check_mvp(&wasm).expect("wasm3 0.3.1 runs MVP modules only");
     let engines = wasmtime_engines(false);
     let wasm3 = wasm3_runtime(&wasm);
     let wasm3_echo = Wasm3Echo::new(&wasm3);
-    let mut extism = extism_plugin();
+    let mut extism = extism_plugin(extism_echo_wasm(), "echo");
     for len in [128, 4096, 65_536] {
         let request = request_of_size("echo", len);
         let mut group = c.benchmark_group(format!("echo/{len}"));
@@ -282,15 +271,8 @@ fn greet(c: &mut Criterion) {
         );
         return;
     };
-    let extism_plugin = |wasm: Vec<u8>| {
-        extism::PluginBuilder::new(extism::Manifest::new([extism::Wasm::data(wasm)]))
-            .with_wasi(false)
-            .with_cache_disabled()
-            .build()
-            .expect("the Extism greet plugin builds")
-    };
-    let mut plugin = extism_plugin(extism_greet);
-    let mut plugin_o3 = std::fs::read(EXTISM_GREET_O3_WASM).ok().map(extism_plugin);
+    let mut plugin = extism_plugin(extism_greet, "greet");
+    let mut plugin_o3 = std::fs::read(EXTISM_GREET_O3_WASM).ok().map(|wasm| extism_plugin(wasm, "greet (opt-level 3)"));
     for size in [128, 4096, 65_536] {
         let greet = contour_benches::greet(size);
         let input = serde_json::to_vec(&serde_json::json!({ "name": greet.name })).expect("JSON");

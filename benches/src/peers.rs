@@ -53,6 +53,17 @@ pub fn extism_echo_wasm() -> Vec<u8> {
     wat::parse_str(extism_echo_wat()).expect("the Extism echo WAT is valid")
 }
 
+/// An Extism plugin of `wasm` as every peer row builds one: no WASI, and wasmtime's compilation cache off (nothing
+/// written to the home directory). `what` names it in the panic when it does not build.
+#[cfg(feature = "peers")]
+pub fn extism_plugin(wasm: Vec<u8>, what: &str) -> extism::Plugin {
+    extism::PluginBuilder::new(extism::Manifest::new([extism::Wasm::data(wasm)]))
+        .with_wasi(false)
+        .with_cache_disabled()
+        .build()
+        .unwrap_or_else(|e| panic!("the Extism {what} plugin builds: {e}"))
+}
+
 /// Checks that `wasm` validates with every post-MVP proposal off (bulk memory, sign extension, multi-value,
 /// reference types, non-trapping float-to-int, mutable-global imports and exports, tail calls, extended
 /// constants, multi-memory), so wasm3 0.3.1 (wasm3 0.4.7) can run it unchanged. The error says what failed.

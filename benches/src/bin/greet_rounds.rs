@@ -10,6 +10,7 @@
 //! for the report.
 
 use contour_benches::contour::warm_sandbox;
+use contour_benches::peers::extism_plugin;
 use contour_benches::rounds::{alternating, median};
 use std::hint::black_box;
 use std::time::Instant;
@@ -53,11 +54,7 @@ fn main() {
             continue;
         };
         let mut sandbox = warm_sandbox(&hello);
-        let mut plugin = extism::PluginBuilder::new(extism::Manifest::new([extism::Wasm::data(extism_greet)]))
-            .with_wasi(false)
-            .with_cache_disabled()
-            .build()
-            .expect("the Extism greet plugin builds");
+        let mut plugin = extism_plugin(extism_greet, "greet");
         let mut sizes = serde_json::Map::new();
         for (size, calls) in SIZES {
             let greet = contour_benches::greet(size);
