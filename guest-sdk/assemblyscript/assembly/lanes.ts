@@ -38,6 +38,12 @@
   return 8 + <usize>(ctz(i64x2.extract_lane(found, 1)) >> 3);
 }
 
+// Whether `found` (the `stopWords` of some vectors, or-ed) marks any byte.
+// @ts-ignore: decorator
+@inline function anyMarked(found: v128): bool {
+  return v128.any_true(v128.and(found, i8x16.splat(-128)));
+}
+
 // Whether any of the 128 bytes at `p` is a stop (see `stopWords`).
 // @ts-ignore: decorator
 @inline function anyStop(p: usize, ascii: bool): bool {
@@ -49,7 +55,7 @@
     v128.or(stopWords(v128.load(p, 64), ascii), stopWords(v128.load(p, 80), ascii)),
     v128.or(stopWords(v128.load(p, 96), ascii), stopWords(v128.load(p, 112), ascii)),
   );
-  return v128.any_true(v128.and(v128.or(low, high), i8x16.splat(-128)));
+  return anyMarked(v128.or(low, high));
 }
 
 // Where the 128-byte rounds from `p` end: at the first round with a stop, or where fewer than 128
@@ -196,7 +202,7 @@ function narrowClearEnd(p: usize, end: usize, out: usize): usize {
     v128.store(out, c, 32);
     v128.store(out, d, 48);
     const any = v128.or(v128.or(stopWords(a, true), stopWords(b, true)), v128.or(stopWords(c, true), stopWords(d, true)));
-    if (v128.any_true(v128.and(any, i8x16.splat(-128)))) break;
+    if (anyMarked(any)) break;
     p += 128;
     out += 64;
   }
