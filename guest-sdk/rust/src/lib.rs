@@ -52,7 +52,7 @@
 //! `params` without building anything, reads the params and writes the output with its own serde
 //! (de)serializer (strings are scanned 16 bytes a round and copied in one piece; output is byte
 //! for byte what `serde_json` would write), and allocates from a bump arena. A warm `greet` of
-//! `examples/rust/hello` with a 128-byte request costs about 8,300 fuel, a quarter of it the
+//! `examples/rust/hello` with a 128-byte request costs about 8,900 fuel, a fifth of it the
 //! handler's own `trim` and `format!`, and each byte of a string param about 9 (`make sdk-fuel`
 //! shows where it goes). `docs/writing-plugins.md` says how to keep an intent cheap.
 //!
