@@ -51,8 +51,9 @@ unit: bench-guests
 #
 #   make bench-peer-guests   target/plugins/extism-greet.wasm  (examples/rust/hello's greet written
 #                                                              with extism-pdk, serde Json in and out)
-#                            target/plugins/extism-greet-o3.wasm  (the same at opt-level 3, as the
-#                                                              SIMD hello is built: each Contour build
+#                            target/plugins/extism-greet-o3.wasm  (the same with the SIMD hello's
+#                                                              speed flags, opt-level 3 and the
+#                                                              inliner's threshold: each Contour build
 #                                                              is timed beside an Extism guest built
 #                                                              the same way)
 BENCH_PEER_GUESTS_EXTISM_DIR := benches/guests/extism-greet
@@ -67,7 +68,8 @@ bench-peer-guests: bench-guests-targets
 	@mkdir -p $(BENCH_GUESTS_PLUGINS_DIR)
 	@cp $(BENCH_PEER_GUESTS_EXTISM_TARGET_DIR)/$(BENCH_GUESTS_TARGET)/release/extism_greet.wasm \
 		$(BENCH_GUESTS_PLUGINS_DIR)/extism-greet.wasm
-	CARGO_PROFILE_RELEASE_OPT_LEVEL=$(RUST_SIMD_OPT_LEVEL) $(GUEST_CARGO) build --release --locked \
+	RUSTFLAGS="$(GUEST_RUSTFLAGS) $(RUST_SPEED_FLAGS)" CARGO_PROFILE_RELEASE_OPT_LEVEL=$(RUST_SIMD_OPT_LEVEL) \
+		$(CARGO) build --release --locked \
 		--target $(BENCH_GUESTS_TARGET) --manifest-path $(BENCH_PEER_GUESTS_EXTISM_DIR)/Cargo.toml \
 		--target-dir $(BENCH_PEER_GUESTS_EXTISM_O3_TARGET_DIR)
 	@cp $(BENCH_PEER_GUESTS_EXTISM_O3_TARGET_DIR)/$(BENCH_GUESTS_TARGET)/release/extism_greet.wasm \

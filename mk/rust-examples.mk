@@ -35,6 +35,12 @@ RUST_EXAMPLES := hello json-tools dist-reader panicky
 # time counts more than bytes: opt-level 3, whose inlining saves calls, the interpreter's dearest
 # instruction (a 128 B greet takes about half the time of the "z" build, for a module 40% larger).
 RUST_SIMD_OPT_LEVEL := 3
+# And LLVM's inliner told to inline more (its default threshold is 225 at opt-level 3): a wasm call
+# costs wasmi some 150 host instructions and more time than that. At 1500 a 128 B greet of hello
+# makes 14 calls instead of 24: about 14% fewer host instructions and 15-20% less time, for 2.7%
+# more fuel and a module half again as large (54 KB -> 83 KB). RUSTFLAGS, like the SIMD target
+# feature.
+RUST_SPEED_FLAGS := -C llvm-args=-inline-threshold=1500
 RUST_SIMD_TARGET_DIR := $(RUST_EXAMPLES_TARGET_DIR)/simd
 RUST_SIMD_PLUGINS_DIR := $(RUST_PLUGINS_DIR)/simd
 
@@ -49,7 +55,7 @@ rust-examples: rust-wasm-target
 		cp $(RUST_EXAMPLES_OUT)/$$(echo $$name | tr - _).wasm $(RUST_PLUGINS_DIR)/$$name.wasm || exit 1; \
 	done
 	@cp $(RUST_EXAMPLES_DIR)/dist-reader/dist/greeting.txt $(RUST_PLUGINS_DIR)/dist/greeting.txt
-	RUSTFLAGS="$(GUEST_RUSTFLAGS) -C target-feature=+simd128" CARGO_PROFILE_RELEASE_OPT_LEVEL=$(RUST_SIMD_OPT_LEVEL) $(CARGO) build --release --locked \
+	RUSTFLAGS="$(GUEST_RUSTFLAGS) -C target-feature=+simd128 $(RUST_SPEED_FLAGS)" CARGO_PROFILE_RELEASE_OPT_LEVEL=$(RUST_SIMD_OPT_LEVEL) $(CARGO) build --release --locked \
 		--target $(RUST_WASM_TARGET) --manifest-path $(RUST_EXAMPLES_DIR)/Cargo.toml --target-dir $(RUST_SIMD_TARGET_DIR)
 	@mkdir -p $(RUST_SIMD_PLUGINS_DIR)
 	@for name in $(RUST_EXAMPLES); do \

@@ -28,9 +28,9 @@ sdk-fuel-modules: rust-examples c-examples as-examples
 	cd $(AS_SDK) && node_modules/.bin/asc ../../examples/assemblyscript/hello/assembly/index.ts \
 		--config ../../examples/assemblyscript/hello/asconfig.json --target release --use TDM_FUEL_MARKS=1 \
 		-o ../../$(SDK_FUEL_DIR)/hello-as.wasm
-	@# The same three built with wasm SIMD (Rust at the opt-level of its SIMD build), into $(SDK_FUEL_DIR)/simd/.
+	@# The same three built with wasm SIMD (Rust with the flags of its SIMD build), into $(SDK_FUEL_DIR)/simd/.
 	@mkdir -p $(SDK_FUEL_DIR)/simd
-	RUSTFLAGS="$(GUEST_RUSTFLAGS) -C target-feature=+simd128" CARGO_PROFILE_RELEASE_OPT_LEVEL=$(RUST_SIMD_OPT_LEVEL) \
+	RUSTFLAGS="$(GUEST_RUSTFLAGS) -C target-feature=+simd128 $(RUST_SPEED_FLAGS)" CARGO_PROFILE_RELEASE_OPT_LEVEL=$(RUST_SIMD_OPT_LEVEL) \
 		$(CARGO) build --release --locked --target $(RUST_WASM_TARGET) \
 		--manifest-path $(RUST_EXAMPLES_DIR)/Cargo.toml --target-dir $(SDK_FUEL_RUST_TARGET_DIR)/simd -p hello \
 		--features tdm-plugin/fuel-marks

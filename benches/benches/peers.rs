@@ -38,12 +38,13 @@ const SHA256_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugin
 const SHA256_MVP_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/sha256-mvp.wasm");
 /// The Rust SDK's hello plugin (`make rust-examples`), Contour's side of `greet_peers`.
 const HELLO_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/hello.wasm");
-/// The same plugin built for speed, with wasm SIMD and opt-level 3 (`make rust-examples`: the SDK scans JSON 128
-/// bytes a round), beside it.
+/// The same plugin built for speed, with wasm SIMD, opt-level 3 and LLVM's inline threshold at 1500 (`make
+/// rust-examples`: the SDK scans JSON 128 bytes a round), beside it.
 const HELLO_SIMD_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/simd/hello.wasm");
 /// The same greet written with extism-pdk (`make bench-peer-guests`), Extism's side of `greet_peers`.
 const EXTISM_GREET_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/extism-greet.wasm");
-/// The same Extism guest at opt-level 3, as the SIMD hello is built: the peer of that build.
+/// The same Extism guest at opt-level 3 and inline threshold 1500, as the SIMD hello is built: the peer of that
+/// build.
 const EXTISM_GREET_O3_WASM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/plugins/extism-greet-o3.wasm");
 /// MiB hashed per iteration (as in `guest.rs`).
 const SHA256_MIB: i32 = 1;
@@ -261,7 +262,7 @@ fn echo(c: &mut Criterion) {
 /// The same greet through Contour's Rust SDK (`examples/rust/hello`, warm sandbox, fuel on; scalar, and built with SIMD
 /// when `target/plugins/simd/hello.wasm` is there) and through Extism's Rust
 /// PDK (`benches/guests/extism-greet`: serde `Json` in and out, `make bench-peer-guests`; built as hello is, and at
-/// opt-level 3 as the SIMD hello is, `extism_o3`) at 128 B, 4 KiB and 64 KiB
+/// opt-level 3 and inline threshold 1500 as the SIMD hello is, `extism_o3`) at 128 B, 4 KiB and 64 KiB
 /// Contour requests; Extism gets the same name as its input `{"name": ...}` (it has no envelope). Contour's fuel per
 /// intent is printed beside. Skipped when either module is not built.
 fn greet(c: &mut Criterion) {

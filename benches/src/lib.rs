@@ -338,7 +338,7 @@ pub const GREET_BUILDS: [GreetBuild; 6] = [
         key: "rust-simd",
         bench: "contour_rust_simd",
         file: "simd/hello.wasm",
-        label: "Rust, SIMD, opt-level 3",
+        label: "Rust, SIMD, opt-level 3, inline threshold 1500",
     },
     GreetBuild { key: "c", bench: "contour_c", file: "hello-c.wasm", label: "C" },
     GreetBuild { key: "c-simd", bench: "contour_c_simd", file: "simd/hello-c.wasm", label: "C, SIMD" },
