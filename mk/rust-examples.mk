@@ -35,7 +35,7 @@ RUST_EXAMPLES := hello json-tools dist-reader panicky
 # time counts more than bytes: opt-level 3, whose inlining saves calls, the interpreter's dearest
 # instruction (a 128 B greet takes about half the time of the "z" build, for a module 40% larger).
 RUST_SIMD_OPT_LEVEL := 3
-# And LLVM's inliner told to inline more (its default threshold is 225 at opt-level 3): a wasm call
+# And LLVM's inliner told to inline more (its default threshold is 250 at opt-level 3): a wasm call
 # costs wasmi some 150 host instructions and more time than that. At 1500 a 128 B greet of hello
 # makes 14 calls instead of 24: about 14% fewer host instructions and 15-20% less time, for 2.7%
 # more fuel and a module half again as large (54 KB -> 83 KB). RUSTFLAGS, like the SIMD target

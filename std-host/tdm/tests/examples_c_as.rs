@@ -312,9 +312,10 @@ fn greet_costs(name: &str) -> (u64, f64) {
 fn the_c_and_assemblyscript_greets_cost_about_what_the_rust_one_does() {
     // Issue 15: the same greet written with each SDK. Fuel is deterministic, so the bounds are exact
     // measurements: each SDK's warm 128-byte greet within 1.5x of the Rust SDK's (measured here, in the
-    // same run) and within 12,500 fuel (1.5x what the Rust SDK's cost when the bound was set), and each byte of the name within
-    // 1.5x of Rust's for both (the AssemblyScript SDK widens every string to UTF-16 and narrows it
-    // back, 32 bytes and 16 code units a round: about 12.9 fuel a byte, 20.4 before, 208 at first).
+    // same run) and within 12,500 fuel (1.5x what the Rust SDK's greet cost when the bound was set),
+    // and each byte of the name within 1.5x of Rust's for both (the AssemblyScript SDK widens every
+    // string to UTF-16 and narrows it back, 32 bytes and 16 code units a round: about 12.9 fuel a
+    // byte, 20.4 before, 208 at first).
     let (rust, rust_per_byte) = greet_costs("hello");
     for (name, per_byte_bound) in [("hello-c", 1.5 * rust_per_byte), ("hello-as", 1.5 * rust_per_byte)] {
         let (fuel, per_byte) = greet_costs(name);

@@ -86,13 +86,13 @@ impl Estimates {
     }
 }
 
-/// A time in ns, in the unit that reads best.
 /// The JSON file at `path` (one of the figures files the bench bins write), or `None` when it is
 /// missing or does not parse: the report then says what to run.
 fn json_file(path: &Path) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
+/// A time in ns, in the unit that reads best.
 fn time(ns: f64) -> String {
     if ns >= 1e6 {
         format!("{:.2} ms", ns / 1e6)
