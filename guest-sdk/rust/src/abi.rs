@@ -11,8 +11,6 @@
 //! framed response, then calls `tdm_free` on both blocks with their exact sizes.
 
 use crate::host::HostError;
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-use crate::json::scan::specials;
 use alloc::vec::Vec;
 
 /// The alignment of every block handed to the host (byte buffers: `Box<[u8]>` uses 1).
@@ -218,17 +216,13 @@ unsafe extern "Rust" {
     fn __tdm_plugin_dispatch(method: &str, params: &[u8]) -> crate::intent::Response;
 }
 
-/// `0x80` in every byte of a word.
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-
 /// Scans `bytes` from `from` to the first byte that ends a plain JSON string run (`"`, `\`, a
 /// control character) or is not ASCII, and answers its index (or the length) and the bytes before
-/// it as a `str`: 16 bytes (two words) a round, or with `simd128` 128 bytes a round
-/// (`json/lanes.rs`).
+/// it as a `str`: 16 bytes (two words) a round and 64 in runs past 512 bytes (`json/words.rs`), or
+/// with `simd128` 128 bytes a round (`json/lanes.rs`).
 ///
-/// This is the JSON reader's inner loop. Proving the run ASCII in the same pass (one `and` and
-/// one `or` a word) is what makes it worth `unsafe`: a string param would otherwise cost about
+/// This is the JSON reader's inner loop. Proving the run ASCII in the same pass (one `or` a word)
+/// is what makes it worth `unsafe`: a string param would otherwise cost about
 /// 2.8 fuel per byte more, for a second pass of `core::str::from_utf8`.
 #[inline(always)]
 pub(crate) fn ascii_run(bytes: &[u8], from: usize) -> (usize, &str) {
@@ -244,43 +238,8 @@ pub(crate) fn ascii_run(bytes: &[u8], from: usize) -> (usize, &str) {
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 use crate::json::lanes::ascii_run_end;
 
-/// The end of [`ascii_run`]'s run, two words a round: each round marks every byte with its high
-/// bit set (`& HIGH_BITS`) beside [`specials`], and the scan ends at the lowest marked byte of the
-/// round it is in (no byte below the lowest mark is marked; later rounds are never read).
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[inline(always)]
-fn ascii_run_end(bytes: &[u8], from: usize) -> usize {
-    let mut at = from;
-    loop {
-        let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<16>) else {
-            break ascii_run_tail(bytes, at);
-        };
-        let pair = u128::from_le_bytes(*chunk);
-        let (low, high) = (pair as u64, (pair >> 64) as u64);
-        let marks =
-            u128::from(specials(low) | (low & HIGH_BITS)) | u128::from(specials(high) | (high & HIGH_BITS)) << 64;
-        if marks != 0 {
-            break at + (marks.trailing_zeros() / 8) as usize;
-        }
-        at += 16;
-    }
-}
-
-/// The last round of [`ascii_run`], over the fewer than 16 bytes left from `at`, padded with zeros
-/// (ASCII): the index of the first marked byte, or the length.
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[inline(never)]
-fn ascii_run_tail(bytes: &[u8], at: usize) -> usize {
-    let rest = bytes.get(at..).unwrap_or_default();
-    let mut padded = [0u8; 16];
-    if let Some(head) = padded.get_mut(..rest.len()) {
-        head.copy_from_slice(rest);
-    }
-    let pair = u128::from_le_bytes(padded);
-    let (low, high) = (pair as u64, (pair >> 64) as u64);
-    let marks = u128::from(specials(low) | (low & HIGH_BITS)) | u128::from(specials(high) | (high & HIGH_BITS)) << 64;
-    (at + (marks.trailing_zeros() / 8) as usize).min(bytes.len())
-}
+use crate::json::words::ascii_run_end;
 
 /// The wasm32 address of a pointer.
 #[cfg(target_arch = "wasm32")]

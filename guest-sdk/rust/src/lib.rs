@@ -50,13 +50,14 @@
 //! **What an intent costs.** Contour interprets the plugin and meters it in fuel (about one unit
 //! per instruction), so the SDK's own work is kept small: it finds the request's `method` and
 //! `params` without building anything, reads the params and writes the output with its own serde
-//! (de)serializer (strings are scanned 16 bytes a round and copied in one piece; output is byte
-//! for byte what `serde_json` would write), and allocates from a bump arena. A warm `greet` of
+//! (de)serializer (strings are scanned 16 bytes a round, 64 in long runs, and copied in one piece;
+//! output is byte for byte what `serde_json` would write), and allocates from a bump arena. A warm `greet` of
 //! `examples/rust/hello` with a 128-byte request costs about 8,900 fuel, a fifth of it the
-//! handler's own `trim` and `format!`, and each byte of a string param about 9 (`make sdk-fuel`
+//! handler's own `trim` and `format!`, and each byte of a string param about 5.3 (`make sdk-fuel`
 //! shows where it goes). `docs/writing-plugins.md` says how to keep an intent cheap.
 //!
-//! All `unsafe` code of the crate is in one module, `abi`, with a `// SAFETY:` line on each block.
+//! The crate's `unsafe` code is the ABI, in one module, `abi`, and the SIMD build's vector loads
+//! (`json/lanes.rs`), with a `// SAFETY:` line on each block.
 #![no_std]
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]

@@ -6,8 +6,7 @@
 //!
 //! Such a module needs a host that runs SIMD (Contour's std hosts do; its embedded profile, a
 //! big-endian host and `tdm --no-simd` refuse it at load). Built without `simd128`, the SDK scans
-//! two 64-bit words a round instead ([`super::scan::plain_run_end`], [`crate::abi::ascii_run`]):
-//! the same answers, more fuel per byte. Both are deterministic: fuel depends only on the bytes.
+//! 64-bit words instead (`json/words.rs`): the same answers, more fuel per byte. Both are deterministic: fuel depends only on the bytes.
 
 use core::arch::wasm32::{
     i64x2_extract_lane, i64x2_sub, i8x16, i8x16_swizzle, u8x16_bitmask, u8x16_eq, u8x16_splat, v128, v128_and,
@@ -90,11 +89,7 @@ fn round_stops<const ASCII: bool>(block: &[u8; WIDE]) -> bool {
 /// the round's code per round (wasmi charges a loop body's straight-line code on each entry).
 #[inline(never)]
 fn clear_end<const ASCII: bool>(bytes: &[u8], from: usize) -> usize {
-    let rest = bytes.get(from..).unwrap_or_default();
-    let blocks = rest.chunks_exact(WIDE);
-    let rounds = blocks.len();
-    let clear = blocks.map(<[u8]>::first_chunk::<WIDE>).position(|block| block.is_none_or(round_stops::<ASCII>));
-    from + clear.unwrap_or(rounds) * WIDE
+    super::scan::clear_rounds_end::<WIDE>(bytes, from, round_stops::<ASCII>)
 }
 
 /// The index of the first stop (see [`word_stops`]) at or after `from`, or the length. The first 16

@@ -1,13 +1,13 @@
 //! The SDK's own JSON: serde data read in place from the request's bytes ([`de`]) and written
 //! straight into the response buffer ([`ser`]), over a byte scanner that reads strings 16 bytes a
-//! round ([`scan`]).
+//! round, 64 in long runs ([`scan`]).
 //!
 //! It speaks serde's data model, so every `#[derive(Deserialize, Serialize)]` type and
 //! `serde_json::Value` go through it, and its output is byte for byte what `serde_json::to_vec`
 //! writes (floats and 128-bit integers are formatted by serde_json itself). It exists because an
 //! interpreter charges for every guest instruction: serde_json's general reader and writer cost
-//! about 50 fuel per byte of a string param, this one about 9 (under 3 built with `simd128`, `json/lanes.rs`; see
-//! `docs/writing-plugins.md`).
+//! about 50 fuel per byte of a string param, this one about 5.3 (`json/words.rs`; under 3 built
+//! with `simd128`, `json/lanes.rs`; see `docs/writing-plugins.md`).
 
 mod access;
 pub(crate) mod de;
@@ -15,6 +15,8 @@ pub(crate) mod de;
 pub(crate) mod lanes;
 pub(crate) mod scan;
 pub(crate) mod ser;
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+pub(crate) mod words;
 
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};

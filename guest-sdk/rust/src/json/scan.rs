@@ -6,15 +6,10 @@
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 pub(crate) use super::lanes::plain_run_end;
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+pub(crate) use super::words::plain_run_end;
 use super::Error;
 use alloc::vec::Vec;
-
-/// `0x01` in every byte of a word.
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-const ONES: u64 = 0x0101_0101_0101_0101;
-/// The high bit of every byte of a word.
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// Whether `byte` is JSON whitespace.
 #[inline(always)]
@@ -55,52 +50,20 @@ pub(crate) fn ws_bytes_end(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The high bit set in each byte of `word` that is `"`, `\` or a control character (below
-/// 0x20), and possibly in bytes after the first such one (borrows ripple upwards), never before
-/// it: the lowest set bit marks the first special byte.
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+/// Where rounds of `WIDE` bytes from `from` end: at the first round that `holds_stop` says holds a
+/// stop, or where fewer than `WIDE` bytes are left. The long rounds of both string scanners
+/// (`json/words.rs`, `json/lanes.rs`), each its own loop out of line.
 #[inline(always)]
-pub(crate) fn specials(word: u64) -> u64 {
-    let quote = word ^ (ONES * u64::from(b'"'));
-    let backslash = word ^ (ONES * u64::from(b'\\'));
-    let is_quote = quote.wrapping_sub(ONES) & !quote;
-    let is_backslash = backslash.wrapping_sub(ONES) & !backslash;
-    let is_control = word.wrapping_sub(ONES * 0x20) & !word;
-    (is_quote | is_backslash | is_control) & HIGHS
-}
-
-/// The index of the first `"`, `\\` or control byte at or after `from` (or the length), read 16
-/// bytes (two words) a round. (Built with `simd128`, [`super::lanes::plain_run_end`] is used instead.)
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[inline(always)]
-pub(crate) fn plain_run_end(bytes: &[u8], from: usize) -> usize {
-    let mut at = from;
-    loop {
-        let Some(chunk) = bytes.get(at..).and_then(<[u8]>::first_chunk::<16>) else {
-            return plain_run_end_tail(bytes, at);
-        };
-        let pair = u128::from_le_bytes(*chunk);
-        let marks = u128::from(specials(pair as u64)) | u128::from(specials((pair >> 64) as u64)) << 64;
-        if marks != 0 {
-            return at + (marks.trailing_zeros() / 8) as usize;
-        }
-        at += 16;
-    }
-}
-
-/// The last round of [`plain_run_end`], over the fewer than 16 bytes left from `at`, padded with
-/// `a`s (plain bytes).
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[inline(never)]
-fn plain_run_end_tail(bytes: &[u8], at: usize) -> usize {
-    let rest = bytes.get(at..).unwrap_or_default();
-    let mut padded = [b'a'; 16];
-    if let Some(head) = padded.get_mut(..rest.len()) {
-        head.copy_from_slice(rest);
-    }
-    let pair = u128::from_le_bytes(padded);
-    let marks = u128::from(specials(pair as u64)) | u128::from(specials((pair >> 64) as u64)) << 64;
-    (at + (marks.trailing_zeros() / 8) as usize).min(bytes.len())
+pub(crate) fn clear_rounds_end<const WIDE: usize>(
+    bytes: &[u8],
+    from: usize,
+    holds_stop: impl Fn(&[u8; WIDE]) -> bool,
+) -> usize {
+    let rest = bytes.get(from..).unwrap_or_default();
+    let blocks = rest.chunks_exact(WIDE);
+    let rounds = blocks.len();
+    let clear = blocks.map(<[u8]>::first_chunk::<WIDE>).position(|block| block.is_none_or(&holds_stop));
+    from + clear.unwrap_or(rounds) * WIDE
 }
 
 /// The fast path of reading a string: for the string whose opening quote is at `i`, when it is
@@ -366,6 +329,84 @@ mod tests {
         assert_eq!(plain_string(br#"  "caf\u00e9""#, 2), None);
         assert_eq!(plain_string(b"\"caf\xc3\xa9\"", 0), None);
         assert_eq!(plain_string(br#""plain" "#, 0), Some((6, "plain")));
+    }
+
+    /// The first stop at or after `from` by looking at each byte: the scanners' reference.
+    fn reference_end(text: &[u8], from: usize, ascii: bool) -> usize {
+        let stop = |&byte: &u8| byte == b'"' || byte == b'\\' || byte < 0x20 || (ascii && byte >= 0x80);
+        text.get(from..).and_then(|rest| rest.iter().position(stop)).map_or(text.len(), |at| from + at)
+    }
+
+    #[test]
+    fn long_runs_end_where_a_byte_by_byte_scan_ends_for_every_position_and_start() {
+        // Short runs, and runs past the 512 bytes after which the scalar scanner reads 64 bytes a
+        // round (json/words.rs), with the stop at every position around where the rounds fall;
+        // stops next to every byte class a word formula could confuse.
+        let stops = [b'"', b'\\', 0x00, 0x1f, 0x80, 0xff];
+        let near = [b'!', b'#', b' ', b'[', b']', 0x7f, 0x21, 0xa2, 0xdc, 0xc3];
+        let lengths = (0..80).chain([127, 128, 129, 300]).chain(500..600).chain([700, 1100]);
+        for len in lengths {
+            let positions: Vec<usize> = if len < 600 {
+                (0..len).collect()
+            } else {
+                (0..len).filter(|at| at % 64 < 3 || at % 64 > 60).collect()
+            };
+            for &at in &positions {
+                for (k, &stop) in stops.iter().enumerate() {
+                    let mut text: Vec<u8> = (0..len).map(|i| near[(i * 7 + k) % near.len()]).collect();
+                    text[at] = stop;
+                    for from in [0, 1, at.saturating_sub(9), at] {
+                        let plain = plain_run_end(&text, from);
+                        assert_eq!(
+                            plain,
+                            reference_end(&text, from, false),
+                            "plain: len {len}, {stop:#x} at {at}, from {from}"
+                        );
+                        let (end, run) = crate::abi::ascii_run(&text, from);
+                        assert_eq!(
+                            end,
+                            reference_end(&text, from, true),
+                            "ascii: len {len}, {stop:#x} at {at}, from {from}"
+                        );
+                        assert_eq!(run.as_bytes(), &text[from.min(end)..end]);
+                    }
+                }
+            }
+            let clean = alloc::vec![b'q'; len];
+            assert_eq!(plain_run_end(&clean, 0), len);
+            assert_eq!(crate::abi::ascii_run(&clean, 0).0, len);
+        }
+    }
+
+    #[test]
+    fn scans_of_random_bytes_agree_with_a_byte_by_byte_scan() {
+        // A fixed xorshift stream: mostly plain bytes, a stop now and then (often, or rarely enough
+        // for long runs).
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for round in 0..3000 {
+            let (len, rare) = if round % 2 == 0 { (round % 200, 61) } else { (round % 1500, 1500) };
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let byte = (state >> 24) as u8;
+                    if state % rare == 0 {
+                        byte
+                    } else {
+                        0x23 + byte % 0x39
+                    }
+                })
+                .collect();
+            for from in [0, len / 3, len / 2] {
+                assert_eq!(plain_run_end(&text, from), reference_end(&text, from, false), "{text:?} from {from}");
+                assert_eq!(
+                    crate::abi::ascii_run(&text, from).0,
+                    reference_end(&text, from, true),
+                    "{text:?} from {from}"
+                );
+            }
+        }
     }
 
     #[test]
