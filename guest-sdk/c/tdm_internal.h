@@ -10,7 +10,8 @@
  *
  * Contour interprets the module and charges about one fuel per instruction, so the loops that run
  * once per byte of a string (finding its end, finding what needs escaping) look at 16 bytes a
- * round: each word is tested for the bytes that matter with a few arithmetic instructions. */
+ * round, and 128 in long runs (tdm_json.c): each word is tested for the bytes that matter with a
+ * few arithmetic instructions. */
 
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
@@ -21,26 +22,29 @@ static inline uint64_t load64(const char *p) {
     return word;
 }
 
-/* The high bit of each byte of `word` equal to `byte`, and possibly of later bytes: the lowest set
- * bit marks the first such byte. */
-static inline uint64_t bytes_equal(uint64_t word, uint8_t byte) {
-    uint64_t x = word ^ (ONES * byte);
-    return (x - ONES) & ~x & HIGHS;
+/* `word ^ byte` less one in every byte: the high bit of each byte of `word` equal to `byte` is set,
+ * perhaps of bytes above one (a borrow runs upwards, never downwards), and of bytes at or above 0x80,
+ * which each test below masks off (`byte` is ASCII, so the xor keeps each byte's high bit). So the
+ * lowest set bit of a test marks the first byte it looks for, and a word without one sets none. */
+static inline uint64_t borrows(uint64_t word, uint8_t byte) {
+    return (word ^ (ONES * byte)) - ONES;
 }
 
-/* `"`, `\` or a control byte. */
+/* `"`, `\` or a control byte: with bit 1 flipped, the controls stay below 0x20 and `"` is 0x20, so
+ * one subtraction finds both (Contour charges one fuel per instruction). */
 static inline uint64_t specials(uint64_t word) {
-    return bytes_equal(word, '"') | bytes_equal(word, '\\') | ((word - ONES * 0x20) & ~word & HIGHS);
+    uint64_t low = (word ^ (ONES * 0x02)) - ONES * 0x21;
+    return (low | borrows(word, '\\')) & ~word & HIGHS;
 }
 
 /* `\`: the only byte that needs decoding inside a string whose ends are known. */
 static inline uint64_t is_backslash_word(uint64_t word) {
-    return bytes_equal(word, '\\');
+    return borrows(word, '\\') & ~word & HIGHS;
 }
 
 /* `"` or `\`: what ends a run of a string's bytes when skipping it. */
 static inline uint64_t quote_or_backslash(uint64_t word) {
-    return bytes_equal(word, '"') | bytes_equal(word, '\\');
+    return (borrows(word, '"') | borrows(word, '\\')) & ~word & HIGHS;
 }
 
 #ifdef __wasm_simd128__

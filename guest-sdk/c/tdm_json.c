@@ -48,10 +48,16 @@
     }
 
 #else
-/* The index of the first byte of s[i..len) that `marks` marks, or len: 16 bytes a round, then the
- * rest (fewer than 16 bytes) padded with 'a's, a byte no mask marks. Neither is inlined: Contour
- * charges a loop's whole body on every round and a function's straight-line code on every call,
- * so the round stays small and the tail's code is paid only when it runs. */
+/* The index of the first byte of s[i..len) that `marks` marks, or len: exact rounds of 16 bytes
+ * for the first 1,024 bytes of a run, where most runs end (keys, values, the runs between escapes
+ * in lines of text); past them name##_long, which tests 128 bytes (16 words, one branch) a round
+ * and finds the byte 16 bytes a round in the round that holds it. The C SDK scans a string param
+ * several times (its envelope, its params, its decoding, its output), so the widest round pays,
+ * and entering the long rounds (a call and the round that finds the stop) is paid only by runs
+ * long enough to repay it; the rest (fewer than 16 bytes) padded with 'a's, a byte no
+ * mask marks. None is inlined: Contour charges a loop's whole body on every round and a
+ * function's straight-line code on every call, so each round stays small and the long rounds'
+ * and the tail's code is paid only when it runs. */
 #define SCAN_UNTIL(name, marks)                                                                    \
     __attribute__((noinline)) static size_t name##_tail(const char *s, size_t len, size_t i) {    \
         char pad[16];                                                                              \
@@ -61,12 +67,27 @@
         size_t at = i + (a ? (size_t)__builtin_ctzll(a) : b ? 64 + (size_t)__builtin_ctzll(b) : 128) / 8; \
         return at < len ? at : len;                                                                \
     }                                                                                              \
-    __attribute__((noinline)) size_t name(const char *s, size_t len, size_t i) {                  \
+    __attribute__((noinline)) static size_t name##_long(const char *s, size_t len, size_t i) {    \
+        if (i + 16 > len) return name##_tail(s, len, i);                                           \
+        for (; i + 128 <= len; i += 128) {                                                         \
+            uint64_t m = 0;                                                                        \
+            _Pragma("clang loop unroll(full)")                                                     \
+            for (size_t k = 0; k < 128; k += 8) m |= marks(load64(s + i + k));                     \
+            if (m) break;                                                                          \
+        }                                                                                          \
         for (; i + 16 <= len; i += 16) {                                                           \
             uint64_t a = marks(load64(s + i)), b = marks(load64(s + i + 8));                       \
             if (a | b) return i + (a ? (size_t)__builtin_ctzll(a) : 64 + (size_t)__builtin_ctzll(b)) / 8; \
         }                                                                                          \
         return i < len ? name##_tail(s, len, i) : len;                                             \
+    }                                                                                              \
+    __attribute__((noinline)) size_t name(const char *s, size_t len, size_t i) {                  \
+        size_t end = i + 1024 < len ? i + 1024 : len;                                              \
+        for (; i + 16 <= end; i += 16) {                                                           \
+            uint64_t a = marks(load64(s + i)), b = marks(load64(s + i + 8));                       \
+            if (a | b) return i + (a ? (size_t)__builtin_ctzll(a) : 64 + (size_t)__builtin_ctzll(b)) / 8; \
+        }                                                                                          \
+        return i < len ? name##_long(s, len, i) : len;                                             \
     }
 
 #endif
