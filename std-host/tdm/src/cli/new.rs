@@ -145,6 +145,7 @@ const RUST_FILES: &[ProjectFile] = &[
     sdk!("rust/src/json/lanes.rs" => "tdm-plugin/src/json/lanes.rs"),
     sdk!("rust/src/json/scan.rs" => "tdm-plugin/src/json/scan.rs"),
     sdk!("rust/src/json/ser.rs" => "tdm-plugin/src/json/ser.rs"),
+    sdk!("rust/src/json/words.rs" => "tdm-plugin/src/json/words.rs"),
     sdk!("rust/src/json/tests.rs" => "tdm-plugin/src/json/tests.rs"),
 ];
 
