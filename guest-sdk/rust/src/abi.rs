@@ -1,4 +1,4 @@
-//! The raw TDM IPC ABI: every `unsafe` block of the crate is in this module.
+//! The raw TDM IPC ABI, and every `unsafe` block of the crate but the SIMD build's vector loads.
 //!
 //! - the exports `tdm_alloc`, `tdm_free` and `tdm_plugin_execute_intent` (wasm32 only);
 //! - the imports `tdm.tdm_host_call` and `tdm.tdm_host_response`, behind [`host_call`];
