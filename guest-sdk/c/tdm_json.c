@@ -48,6 +48,14 @@
     }
 
 #else
+/* Rounds of 16 bytes from i while 16 remain before `end`: returns the index of the first byte
+ * `marks` marks from the function it is in, else leaves i where fewer than 16 remain. */
+#define EXACT_ROUNDS(marks, end)                                                                   \
+    for (; i + 16 <= (end); i += 16) {                                                             \
+        uint64_t a = marks(load64(s + i)), b = marks(load64(s + i + 8));                           \
+        if (a | b) return i + (a ? (size_t)__builtin_ctzll(a) : 64 + (size_t)__builtin_ctzll(b)) / 8; \
+    }
+
 /* The index of the first byte of s[i..len) that `marks` marks, or len: exact rounds of 16 bytes
  * for the first 1,024 bytes of a run, where most runs end (keys, values, the runs between escapes
  * in lines of text); past them name##_long, which tests 128 bytes (16 words, one branch) a round
@@ -75,18 +83,12 @@
             for (size_t k = 0; k < 128; k += 8) m |= marks(load64(s + i + k));                     \
             if (m) break;                                                                          \
         }                                                                                          \
-        for (; i + 16 <= len; i += 16) {                                                           \
-            uint64_t a = marks(load64(s + i)), b = marks(load64(s + i + 8));                       \
-            if (a | b) return i + (a ? (size_t)__builtin_ctzll(a) : 64 + (size_t)__builtin_ctzll(b)) / 8; \
-        }                                                                                          \
+        EXACT_ROUNDS(marks, len)                                                                   \
         return i < len ? name##_tail(s, len, i) : len;                                             \
     }                                                                                              \
     __attribute__((noinline)) size_t name(const char *s, size_t len, size_t i) {                  \
         size_t end = i + 1024 < len ? i + 1024 : len;                                              \
-        for (; i + 16 <= end; i += 16) {                                                           \
-            uint64_t a = marks(load64(s + i)), b = marks(load64(s + i + 8));                       \
-            if (a | b) return i + (a ? (size_t)__builtin_ctzll(a) : 64 + (size_t)__builtin_ctzll(b)) / 8; \
-        }                                                                                          \
+        EXACT_ROUNDS(marks, end)                                                                   \
         return i < len ? name##_long(s, len, i) : len;                                             \
     }
 
