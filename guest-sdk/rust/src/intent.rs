@@ -102,8 +102,9 @@ struct Envelope<'a> {
 /// some 150 host instructions and more time than that. Four calls fewer here took 5-6% off the
 /// time of a 128 B greet for 4% more fuel. So the compact `jsonrpc` and `id` members (a word
 /// compare, a digit loop) are read in the loop, and `method` and `params` (a string scan; the end)
-/// by a call each; other spacings are out of line. In line in `tdm_plugin_execute_intent`, its only caller. Any order costs within 5% of the
-/// host's (issue 25, `std-host/tdm/tests/examples_rust.rs`).
+/// by a call each; other spacings are out of line. In line in `tdm_plugin_execute_intent`, its
+/// only caller. Any order costs within 5% of the host's (issue 25,
+/// `std-host/tdm/tests/examples_rust.rs`).
 #[inline(always)]
 fn plain_envelope(request: &[u8]) -> Option<(&str, usize)> {
     let open = scan::skip_ws(request, 0);
