@@ -12,6 +12,13 @@ TDM := target/release/tdm
 # module, and a conformance trace binds the module's hash, so the bytes must not depend on the path.
 GUEST_RUSTFLAGS := --remap-path-prefix=$(CURDIR)=/contour --remap-path-prefix=$(or $(CARGO_HOME),$(HOME)/.cargo)=/cargo
 GUEST_CARGO = RUSTFLAGS="$(GUEST_RUSTFLAGS)" $(CARGO)
+# The Rust guests built for size (opt-level "z": the scalar examples, the boards' hello, the
+# Extism greet timed beside them) also raise LLVM's inliner threshold, which "z" keeps so low that
+# Vec's push, reserve and extend stay calls, a wasm call being wasmi's dearest instruction. At 100
+# a 128 B greet of hello makes 49 calls instead of 87: about 20% less time and 6% less fuel, for
+# a module 8% larger (36.7 KB -> 39.7 KB). `tdm new`'s Rust template builds with the same flag.
+RUST_SIZE_FLAGS := -C llvm-args=-inline-threshold=100
+RUST_SIZE_CARGO = RUSTFLAGS="$(GUEST_RUSTFLAGS) $(RUST_SIZE_FLAGS)" $(CARGO)
 
 # Example plugins and guest SDKs (one fragment per language) add their targets to EXAMPLES.
 .DEFAULT_GOAL := all

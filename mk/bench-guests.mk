@@ -50,7 +50,9 @@ unit: bench-guests
 # The peers' guests (only for `make bench-peers`, not `make test`: they come from crates.io):
 #
 #   make bench-peer-guests   target/plugins/extism-greet.wasm  (examples/rust/hello's greet written
-#                                                              with extism-pdk, serde Json in and out)
+#                                                              with extism-pdk, serde Json in and out,
+#                                                              built as the scalar hello: opt-level "z"
+#                                                              and RUST_SIZE_FLAGS)
 #                            target/plugins/extism-greet-o3.wasm  (the same with the SIMD hello's
 #                                                              speed flags, opt-level 3 and the
 #                                                              inliner's threshold: each Contour build
@@ -63,7 +65,7 @@ BENCH_PEER_GUESTS_EXTISM_O3_TARGET_DIR := $(BENCH_PEER_GUESTS_EXTISM_DIR)/target
 .PHONY: bench-peer-guests
 
 bench-peer-guests: bench-guests-targets
-	$(GUEST_CARGO) build --release --locked --target $(BENCH_GUESTS_TARGET) \
+	$(RUST_SIZE_CARGO) build --release --locked --target $(BENCH_GUESTS_TARGET) \
 		--manifest-path $(BENCH_PEER_GUESTS_EXTISM_DIR)/Cargo.toml --target-dir $(BENCH_PEER_GUESTS_EXTISM_TARGET_DIR)
 	@mkdir -p $(BENCH_GUESTS_PLUGINS_DIR)
 	@cp $(BENCH_PEER_GUESTS_EXTISM_TARGET_DIR)/$(BENCH_GUESTS_TARGET)/release/extism_greet.wasm \

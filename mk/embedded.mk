@@ -62,7 +62,7 @@ embedded-toolchain:
 
 # examples/rust/hello with the small stack (`cargo rustc` passes the link argument to this crate only).
 embedded-plugins: embedded-toolchain
-	$(GUEST_CARGO) rustc --release --locked -p hello --target $(EMBEDDED_WASM) \
+	$(RUST_SIZE_CARGO) rustc --release --locked -p hello --target $(EMBEDDED_WASM) \
 		--manifest-path examples/rust/Cargo.toml --target-dir $(EMBEDDED_RUST_TARGET_DIR) \
 		-- -C link-arg=-zstack-size=$(EMBEDDED_STACK_BYTES)
 	@mkdir -p $(EMBEDDED_PLUGINS)

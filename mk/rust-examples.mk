@@ -48,7 +48,7 @@ rust-wasm-target:
 	@rustup target list --installed | grep -qx $(RUST_WASM_TARGET) || rustup target add $(RUST_WASM_TARGET)
 
 rust-examples: rust-wasm-target
-	$(GUEST_CARGO) build --release --locked --target $(RUST_WASM_TARGET) --manifest-path $(RUST_EXAMPLES_DIR)/Cargo.toml \
+	$(RUST_SIZE_CARGO) build --release --locked --target $(RUST_WASM_TARGET) --manifest-path $(RUST_EXAMPLES_DIR)/Cargo.toml \
 		--target-dir $(RUST_EXAMPLES_TARGET_DIR)
 	@mkdir -p $(RUST_PLUGINS_DIR)/dist
 	@for name in $(RUST_EXAMPLES); do \

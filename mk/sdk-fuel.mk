@@ -21,7 +21,7 @@ SDK_FUEL_RUST_TARGET_DIR = $(RUST_EXAMPLES_TARGET_DIR)/fuel-marks
 
 sdk-fuel-modules: rust-examples c-examples as-examples
 	@mkdir -p $(SDK_FUEL_DIR)
-	$(GUEST_CARGO) build --release --locked --target $(RUST_WASM_TARGET) --manifest-path $(RUST_EXAMPLES_DIR)/Cargo.toml \
+	$(RUST_SIZE_CARGO) build --release --locked --target $(RUST_WASM_TARGET) --manifest-path $(RUST_EXAMPLES_DIR)/Cargo.toml \
 		--target-dir $(SDK_FUEL_RUST_TARGET_DIR) -p hello --features tdm-plugin/fuel-marks
 	@cp $(SDK_FUEL_RUST_TARGET_DIR)/$(RUST_WASM_TARGET)/release/hello.wasm $(SDK_FUEL_DIR)/hello.wasm
 	$(CLANG) $(C_PLUGIN_FLAGS) -DTDM_FUEL_MARKS -o $(SDK_FUEL_DIR)/hello-c.wasm examples/c/hello/hello.c $(C_SDK_C)
