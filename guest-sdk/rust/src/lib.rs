@@ -52,8 +52,8 @@
 //! `params` without building anything, reads the params and writes the output with its own serde
 //! (de)serializer (strings are scanned 16 bytes a round, 64 in long runs, and copied in one piece;
 //! output is byte for byte what `serde_json` would write), and allocates from a bump arena. A warm `greet` of
-//! `examples/rust/hello` with a 128-byte request costs about 8,900 fuel, a fifth of it the
-//! handler's own `trim` and `format!`, and each byte of a string param about 5.3 (`make sdk-fuel`
+//! `examples/rust/hello` with a 128-byte request costs about 8,400 fuel, a quarter of it the
+//! handler's own `trim` and `format!`, and each byte of a string param about 5.4 (`make sdk-fuel`
 //! shows where it goes). `docs/writing-plugins.md` says how to keep an intent cheap.
 //!
 //! The crate's `unsafe` code is the ABI, in one module, `abi`, and the SIMD build's vector loads

@@ -448,7 +448,7 @@ fn the_simd_build_answers_what_the_scalar_build_answers() {
 
 #[test]
 fn the_simd_build_spends_under_3_fuel_per_byte_of_a_string_param() {
-    // Issue 25: <= 3 fuel per byte of a string param with SIMD (5.33 scalar, 8.93 before the
+    // Issue 25: <= 3 fuel per byte of a string param with SIMD (5.42 scalar, 8.93 before the
     // scalar build's long rounds), and at 128 B within 6% of the scalar build; measured 2.61 per
     // byte (`make sdk-fuel`, rust-simd), and 8,835 fuel at 128 B against the scalar build's 8,418
     // (each build's inliner threshold trades fuel for calls: 1500 for SIMD, 100 for scalar).
