@@ -5,8 +5,9 @@
 //! moves the ratio; here both paths see the same stretch of the machine.
 //!
 //! Two pairs, as `greet_peers/<size>` in `benches/peers.rs`: the scalar hello beside the Extism
-//! guest built at opt-level "z", and the SIMD hello beside the one built at opt-level 3 with the
-//! inline threshold at 1500 (`RUST_SPEED_FLAGS` in `mk/rust-examples.mk`).
+//! guest built at opt-level "z" with the inline threshold at 100 (`RUST_SIZE_FLAGS` in the
+//! Makefile), and the SIMD hello beside the one built at opt-level 3 with the inline threshold at
+//! 1500 (`RUST_SPEED_FLAGS` in `mk/rust-examples.mk`).
 //! `make bench-peers` runs it (it needs the `peers` feature) and writes `target/greet_rounds.json`
 //! for the report.
 

@@ -106,10 +106,18 @@ fn rows(estimates: &Estimates, figures: Option<&Value>, rounds: Option<&Value>) 
             ),
         });
     }
-    // Each Contour build beside the Extism guest built as it is: the size profile (opt-level "z")
-    // beside the scalar build, opt-level 3 with the inliner's threshold at 1500 beside the SIMD build.
+    // Each Contour build beside the Extism guest built as it is: the size profile (opt-level "z",
+    // the inliner's threshold at 100) beside the scalar build, opt-level 3 with the threshold at 1500
+    // beside the SIMD build.
     let peers = [
-        ("contour_rust", "rust", "extism", "z", "Rust SDK", [(128, Some(1.0)), (4096, None), (65_536, Some(1.5))]),
+        (
+            "contour_rust",
+            "rust",
+            "extism",
+            "z (inline threshold 100)",
+            "Rust SDK",
+            [(128, Some(1.0)), (4096, None), (65_536, Some(1.5))],
+        ),
         (
             "contour_rust_simd",
             "rust-simd",
@@ -183,8 +191,9 @@ pub(super) fn section(out: &mut String, estimates: &Estimates) {
          one per 64 bytes) for one warm intent, exact and repeatable (`make sdk-fuel`); times are criterion medians \
          of the same intents (`greet/<size>`). Extism runs `benches/guests/extism-greet`, the same greet written \
          with extism-pdk and serde `Json` in and out, built as each Contour build it is timed beside (the scalar \
-         builds at opt-level `z`, for size; the Rust SIMD build, for speed, at opt-level 3 with \
-         `-C llvm-args=-inline-threshold=1500`, as a wasm call is the interpreter's dearest instruction), called with \
+         Rust build at opt-level `z`, for size, with `-C llvm-args=-inline-threshold=100`; the Rust SIMD build, for \
+         speed, at opt-level 3 with `-C llvm-args=-inline-threshold=1500`, as a wasm call is the interpreter's \
+         dearest instruction), called with \
          `{{\"name\": ...}}` (Extism has no envelope) in the same process as Contour's `greet_peers/<size>`. \
          Criterion times each path in a block of its own; the interleaved rows time batches of both paths in \
          alternating rounds, so both see the same stretch of a noisy machine.\n"
