@@ -6,7 +6,8 @@
 //!
 //! Such a module needs a host that runs SIMD (Contour's std hosts do; its embedded profile, a
 //! big-endian host and `tdm --no-simd` refuse it at load). Built without `simd128`, the SDK scans
-//! 64-bit words instead (`json/words.rs`): the same answers, more fuel per byte. Both are deterministic: fuel depends only on the bytes.
+//! 64-bit words instead (`json/words.rs`): the same answers, more fuel per byte. Both are
+//! deterministic: fuel depends only on the bytes.
 
 use core::arch::wasm32::{
     i64x2_extract_lane, i64x2_sub, i8x16, i8x16_swizzle, u8x16_bitmask, u8x16_eq, u8x16_splat, v128, v128_and,

@@ -6,7 +6,7 @@
 //! `serde_json::Value` go through it, and its output is byte for byte what `serde_json::to_vec`
 //! writes (floats and 128-bit integers are formatted by serde_json itself). It exists because an
 //! interpreter charges for every guest instruction: serde_json's general reader and writer cost
-//! about 50 fuel per byte of a string param, this one about 5.3 (`json/words.rs`; under 3 built
+//! about 50 fuel per byte of a string param, this one about 5.4 (`json/words.rs`; under 3 built
 //! with `simd128`, `json/lanes.rs`; see `docs/writing-plugins.md`).
 
 mod access;
